@@ -1,0 +1,177 @@
+# xtcam — see README.md.  `make help` lists the targets.
+#
+# Layout: bpf/*.bpf.c -> build/*.bpf.o -> build/*.skel.h (bpftool gen
+# skeleton); user/*.c -> build/libxtcam.a; user/cli/*.c -> build/xtcam;
+# tests/{unit,prog,net}/*.c -> build/tests/*.  Quiet by default, V=1 shows
+# the commands.
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+PREFIX    ?= /usr/local
+BUILD     ?= build
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+CC        ?= gcc
+ARCH_INC  := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+# Debian packages the build, tests, demo and benchmarks need.
+DEB_PKGS := make gcc libc6-dev clang llvm libbpf-dev bpftool libxdp-dev \
+	xdp-tools libcriterion-dev libelf-dev zlib1g-dev pkg-config iproute2 \
+	libjson-c-dev ethtool nftables gnuplot-nox linux-libc-dev procps \
+	util-linux
+# ... and the ones vmtest needs on top (kernels come from Debian too).
+VM_PKGS  := qemu-system-x86 busybox-static cpio kmod linux-source-6.1 bc \
+	bison flex libelf-dev libssl-dev dwarves xz-utils dpkg-dev
+
+PKG_CFLAGS = $(shell pkg-config --cflags libbpf libxdp json-c 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs libbpf libxdp json-c 2>/dev/null)
+
+CFLAGS   ?= -O2 -g
+XCFLAGS  := -std=gnu11 -Wall -Wextra -Werror -Iinclude -I$(BUILD) -Iuser \
+	    $(PKG_CFLAGS) -D_GNU_SOURCE
+BPF_CFLAGS := -g -O2 -target bpf -Wall -Werror -Iinclude -I$(ARCH_INC)
+ASAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+BPF_HDRS  := $(wildcard bpf/*.h include/xtcam/*.h)
+HDRS      := $(wildcard include/xtcam/*.h user/*.h tests/lib/*.h)
+
+LIB_SRCS  := $(wildcard user/*.c)
+LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
+ASAN_OBJS := $(patsubst user/%.c,$(BUILD)/asan/%.o,$(LIB_SRCS))
+CLI_SRCS  := $(wildcard user/cli/*.c)
+CLI_OBJS  := $(patsubst user/cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRCS))
+TLIB_SRCS := $(wildcard tests/lib/*.c)
+TLIB_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(TLIB_SRCS))
+TLIB_AOBJS:= $(patsubst tests/lib/%.c,$(BUILD)/asan/tlib/%.o,$(TLIB_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+PROG_SRCS := $(wildcard tests/prog/*.c)
+NET_SRCS  := $(wildcard tests/net/*.c)
+
+TEST_BINS := $(if $(UNIT_SRCS),$(BUILD)/tests/unit) \
+	     $(if $(PROG_SRCS),$(BUILD)/tests/prog) \
+	     $(if $(NET_SRCS),$(BUILD)/tests/net)
+
+.PHONY: all deps vm-deps test check bench demo vmtest install clean help
+
+all: $(BPF_OBJS) $(SKELS) $(BUILD)/libxtcam.a $(if $(CLI_SRCS),$(BUILD)/xtcam) $(TEST_BINS)
+
+help:
+	@echo 'make deps     install the Debian packages (idempotent, needs root)'
+	@echo 'make          build BPF objects, skeletons, libxtcam.a, xtcam, tests'
+	@echo 'make test     deps + build + every test (unit under ASan, prog, net)'
+	@echo 'make demo     deps + build + the veth demo'
+	@echo 'make bench    benchmarks (QUICK=1 for a short run)'
+	@echo 'make vmtest   the suite in a VM (FULL=1: all of it)'
+	@echo 'make install  install xtcam into $(PREFIX)'
+
+# Installs only what is missing, so a second run does nothing.
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "  DEPS     installing:" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then echo "make deps: need root to install packages" >&2; exit 1; fi; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	else echo "  DEPS     all present"; fi
+
+vm-deps:
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(VM_PKGS)"
+
+# `make test` must work as the first command on a fresh machine: install the
+# packages first, then build and test in a sub-make that sees them.
+test: deps
+	@$(MAKE) --no-print-directory check
+
+check: all
+	$(Q)tests/run.sh $(BUILD)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	$(Q)./demo.sh $(BUILD)
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	$(Q)bench/run.sh $(BUILD) $(if $(QUICK),quick)
+
+vmtest: vm-deps
+	@$(MAKE) --no-print-directory all
+	$(Q)vmtest/run.sh $(if $(FULL),--full) $(VMTEST_ARGS)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/sbin
+	install -m 0755 $(BUILD)/xtcam $(DESTDIR)$(PREFIX)/sbin/xtcam
+
+clean:
+	rm -rf $(BUILD)
+
+# --- BPF -------------------------------------------------------------------
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
+
+# --- userspace -------------------------------------------------------------
+$(BUILD)/user/%.o: user/%.c $(HDRS) $(SKELS) | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(XCFLAGS) -c $< -o $@
+
+$(BUILD)/asan/%.o: user/%.c $(HDRS) $(SKELS) | $(BUILD)
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(ASAN) $(XCFLAGS) -c $< -o $@
+
+$(BUILD)/libxtcam.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/cli/%.o: user/cli/%.c $(HDRS) $(SKELS) | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(XCFLAGS) -c $< -o $@
+
+$(BUILD)/xtcam: $(CLI_OBJS) $(BUILD)/libxtcam.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lelf -lz
+
+# --- tests -----------------------------------------------------------------
+$(BUILD)/tests/lib/%.o: tests/lib/%.c $(HDRS) | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(XCFLAGS) -Itests/lib -c $< -o $@
+
+$(BUILD)/asan/tlib/%.o: tests/lib/%.c $(HDRS) | $(BUILD)
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(ASAN) $(XCFLAGS) -Itests/lib -c $< -o $@
+
+# unit tests: no kernel, built with ASan+UBSan against ASan objects
+$(BUILD)/tests/unit: $(UNIT_SRCS) $(ASAN_OBJS) $(TLIB_AOBJS) $(HDRS)
+	$(call msg,CC-TEST,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(ASAN) $(XCFLAGS) -Itests/lib -o $@ \
+		$(UNIT_SRCS) $(ASAN_OBJS) $(TLIB_AOBJS) -lcriterion $(PKG_LIBS) -lelf -lz
+
+$(BUILD)/tests/prog: $(PROG_SRCS) $(BUILD)/libxtcam.a $(TLIB_OBJS) $(HDRS) $(SKELS)
+	$(call msg,CC-TEST,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(XCFLAGS) -Itests/lib -o $@ \
+		$(PROG_SRCS) $(TLIB_OBJS) $(BUILD)/libxtcam.a -lcriterion $(PKG_LIBS) -lelf -lz
+
+$(BUILD)/tests/net: $(NET_SRCS) $(BUILD)/libxtcam.a $(TLIB_OBJS) $(HDRS) $(SKELS)
+	$(call msg,CC-TEST,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(XCFLAGS) -Itests/lib -o $@ \
+		$(NET_SRCS) $(TLIB_OBJS) $(BUILD)/libxtcam.a -lcriterion $(PKG_LIBS) -lelf -lz
+
+$(BUILD):
+	$(Q)mkdir -p $@

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * The maps of one block, as the host (native/generic XDP) programs use them.
+ * Sizes here are placeholders: the loader sets max_entries from the block's
+ * capacity before loading.
+ */
+#ifndef XTCAM_BPF_MAPS_H
+#define XTCAM_BPF_MAPS_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "xtcam/table.h"
+
+/* block configuration: active generation, bucket geometry, raw fields */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xtcam_config);
+} config SEC(".maps");
+
+/* per-generation header: tuple count, rule and entry counts, default */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct xtcam_gen);
+} gens SEC(".maps");
+
+/* tuple table, [gen * XTCAM_MAX_TUPLES + i], sorted by min_rank */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * XTCAM_MAX_TUPLES);
+	__type(key, __u32);
+	__type(value, struct xtcam_tuple);
+} tuples SEC(".maps");
+
+/* bucket array, [gen * bregion + i]: candidate slots per hash bucket */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct xtcam_bucket);
+} buckets SEC(".maps");
+
+/* TCAM records, by slot: value, mask, port ranges, rank */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xtcam_rec);
+} records SEC(".maps");
+
+/* action table (associated memory), by slot */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xtcam_action);
+} actions SEC(".maps");
+
+/* per-rule counters, by the rule's counter index */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xtcam_counter);
+} counters SEC(".maps");
+
+/* block counters: misses (default action), internal errors */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XTCAM_STAT_MAX);
+	__type(key, __u32);
+	__type(value, struct xtcam_counter);
+} stats SEC(".maps");
+
+/* rule registry, (gen, handle) -> slot and tuple; loader only */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xtcam_hkey);
+	__type(value, struct xtcam_hval);
+} rules SEC(".maps");
+
+/* allocation bitmaps (slots, counters, overflow buckets) per generation;
+ * loader only */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} alloc SEC(".maps");
+
+/* redirect targets */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u32);
+} devmap SEC(".maps");
+
+/* CPU steering targets */
+struct {
+	__uint(type, BPF_MAP_TYPE_CPUMAP);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, struct bpf_cpumap_val);
+} cpumap SEC(".maps");
+
+/* the key, from parser to classifier */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xtcam_scratch);
+} scratch SEC(".maps");
+
+#endif

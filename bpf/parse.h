@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * The parser stage: frame -> struct xtcam_key.  Shared by every program
+ * variant (staged host programs and the NIC offload program).
+ *
+ * Rules of the road: never read past data_end; every walk is bounded; a
+ * field is written only together with the flag that says it is valid; a
+ * header that is cut short sets XTCAM_F_TRUNC, a malformed one XTCAM_F_BAD.
+ * Only the first buffer of a multi-buffer frame is parsed (headers are
+ * there).
+ */
+#ifndef XTCAM_BPF_PARSE_H
+#define XTCAM_BPF_PARSE_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "xtcam/key.h"
+
+#ifndef IPPROTO_ICMPV6
+#define IPPROTO_ICMPV6 58
+#endif
+#define XTCAM_NH_HOPOPTS  0
+#define XTCAM_NH_ROUTING  43
+#define XTCAM_NH_FRAGMENT 44
+#define XTCAM_NH_AH       51
+#define XTCAM_NH_NONE     59
+#define XTCAM_NH_DSTOPTS  60
+
+struct xtcam_ipv4 {
+	__u8   vihl;          /* version:4 ihl:4 */
+	__u8   tos;
+	__be16 tot_len;
+	__be16 id;
+	__be16 frag_off;
+	__u8   ttl;
+	__u8   protocol;
+	__be16 check;
+	__be32 saddr;
+	__be32 daddr;
+};
+
+struct xtcam_ipv6 {
+	__be32 vtcfl;         /* version:4 tclass:8 flow:20 */
+	__be16 payload_len;
+	__u8   nexthdr;
+	__u8   hop_limit;
+	__be32 saddr[4];
+	__be32 daddr[4];
+};
+
+/* Parse one frame into k (which the caller need not clear).  raw may be
+ * NULL (no user fields). */
+static __always_inline void xtcam_parse_frame(void *data, void *data_end,
+					      struct xtcam_key *k,
+					      const struct xtcam_raw_spec *raw)
+{
+	__u8 *p = data, *end = data_end;
+	__u8 *l3 = 0, *l4 = 0;
+	__u16 flags = 0;
+	__be16 proto;
+	__u8 nh = 0;
+	int i;
+
+	__builtin_memset(k, 0, sizeof(*k));
+
+	if (p + ETH_HLEN > end) {
+		flags |= XTCAM_F_TRUNC;
+		goto out;
+	}
+	__builtin_memcpy(k->dst_mac, p, 6);
+	__builtin_memcpy(k->src_mac, p + 6, 6);
+	proto = *(__be16 *)(p + 12);
+	flags |= XTCAM_F_ETH;
+	p += ETH_HLEN;
+
+#pragma unroll
+	for (i = 0; i < XTCAM_MAX_VLAN; i++) {
+		if (proto != bpf_htons(ETH_P_8021Q) &&
+		    proto != bpf_htons(ETH_P_8021AD))
+			break;
+		if (p + 4 > end) {
+			/* eth_type stays the TPID we read: the truth */
+			k->eth_type = proto;
+			flags |= XTCAM_F_TRUNC;
+			goto out;
+		}
+		if (i == 0) {
+			k->vlan_tci = *(__be16 *)p;
+			k->vlan_ethtype = *(__be16 *)(p + 2);
+			flags |= XTCAM_F_VLAN1;
+		} else {
+			k->cvlan_tci = *(__be16 *)p;
+			k->cvlan_ethtype = *(__be16 *)(p + 2);
+			flags |= XTCAM_F_VLAN2;
+		}
+		proto = *(__be16 *)(p + 2);
+		p += 4;
+	}
+	k->eth_type = proto;
+	if (proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD)) {
+		/* a third tag: more than we walk */
+		flags |= XTCAM_F_BAD;
+		goto out;
+	}
+	l3 = p;
+
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct xtcam_ipv4 *ip = (void *)p;
+		__u32 hl;
+
+		if (p + sizeof(*ip) > end) {
+			flags |= XTCAM_F_TRUNC;
+			goto out;
+		}
+		if ((ip->vihl >> 4) != 4 || (ip->vihl & 0xf) < 5) {
+			flags |= XTCAM_F_BAD;
+			goto out;
+		}
+		hl = (ip->vihl & 0xf) * 4;
+		if (p + hl > end) {
+			flags |= XTCAM_F_TRUNC;
+			goto out;
+		}
+		k->ip_tos = ip->tos;
+		k->ip_ttl = ip->ttl;
+		k->src_ip[0] = ip->saddr;
+		k->dst_ip[0] = ip->daddr;
+		k->ip_proto = ip->protocol;
+		flags |= XTCAM_F_L3 | XTCAM_F_PROTO;
+		if (ip->frag_off & bpf_htons(0x3fff)) {         /* MF | offset */
+			flags |= XTCAM_F_FRAG;
+			if (ip->frag_off & bpf_htons(0x1fff))   /* not first */
+				goto out;
+			flags |= XTCAM_F_FIRSTFRAG;
+		}
+		nh = ip->protocol;
+		l4 = p + hl;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct xtcam_ipv6 *ip6 = (void *)p;
+		__u32 vtc;
+
+		if (p + sizeof(*ip6) > end) {
+			flags |= XTCAM_F_TRUNC;
+			goto out;
+		}
+		vtc = bpf_ntohl(ip6->vtcfl);
+		if ((vtc >> 28) != 6) {
+			flags |= XTCAM_F_BAD;
+			goto out;
+		}
+		k->ip_tos = (vtc >> 20) & 0xff;
+		k->ip_ttl = ip6->hop_limit;
+		__builtin_memcpy(k->src_ip, ip6->saddr, 16);
+		__builtin_memcpy(k->dst_ip, ip6->daddr, 16);
+		flags |= XTCAM_F_L3;
+		nh = ip6->nexthdr;
+		p += sizeof(*ip6);
+
+#pragma unroll
+		for (i = 0; i < XTCAM_MAX_EXTHDR; i++) {
+			if (nh == XTCAM_NH_HOPOPTS || nh == XTCAM_NH_ROUTING ||
+			    nh == XTCAM_NH_DSTOPTS || nh == XTCAM_NH_AH) {
+				__u32 len;
+
+				if (p + 2 > end) {
+					flags |= XTCAM_F_TRUNC;
+					goto out;
+				}
+				if (nh == XTCAM_NH_AH)
+					len = ((__u32)p[1] + 2) * 4;
+				else
+					len = ((__u32)p[1] + 1) * 8;
+				nh = p[0];
+				p += len;
+			} else if (nh == XTCAM_NH_FRAGMENT) {
+				__be16 fo;
+
+				if (p + 8 > end) {
+					flags |= XTCAM_F_TRUNC;
+					goto out;
+				}
+				fo = *(__be16 *)(p + 2);
+				nh = p[0];
+				p += 8;
+				flags |= XTCAM_F_FRAG;
+				if (fo & bpf_htons(0xfff8)) {
+					/* later fragment: no L4 header here */
+					k->ip_proto = nh;
+					flags |= XTCAM_F_PROTO;
+					goto out;
+				}
+				flags |= XTCAM_F_FIRSTFRAG;
+			} else {
+				break;
+			}
+		}
+		if (nh == XTCAM_NH_HOPOPTS || nh == XTCAM_NH_ROUTING ||
+		    nh == XTCAM_NH_DSTOPTS || nh == XTCAM_NH_AH ||
+		    nh == XTCAM_NH_FRAGMENT) {
+			/* chain longer than we walk: protocol unknown */
+			flags |= XTCAM_F_BAD;
+			goto out;
+		}
+		k->ip_proto = nh;
+		flags |= XTCAM_F_PROTO;
+		l4 = p;
+	} else {
+		goto out;
+	}
+
+	/* L4 */
+	p = l4;
+	if (nh == IPPROTO_TCP || nh == IPPROTO_UDP || nh == IPPROTO_SCTP ||
+	    nh == IPPROTO_UDPLITE) {
+		if (p + 4 > end) {
+			flags |= XTCAM_F_TRUNC;
+			goto out;
+		}
+		k->src_port = *(__be16 *)p;
+		k->dst_port = *(__be16 *)(p + 2);
+		flags |= XTCAM_F_L4;
+		if (nh == IPPROTO_TCP) {
+			if (p + 14 > end) {
+				flags |= XTCAM_F_TRUNC;
+				goto out;
+			}
+			k->tcp_flags = *(__be16 *)(p + 12) & bpf_htons(0x0fff);
+			flags |= XTCAM_F_TCPFL;
+		}
+	} else if ((nh == IPPROTO_ICMP && proto == bpf_htons(ETH_P_IP)) ||
+		   (nh == IPPROTO_ICMPV6 && proto == bpf_htons(ETH_P_IPV6))) {
+		if (p + 2 > end) {
+			flags |= XTCAM_F_TRUNC;
+			goto out;
+		}
+		k->icmp_type = p[0];
+		k->icmp_code = p[1];
+		flags |= XTCAM_F_ICMP;
+	}
+
+out:
+	if (raw) {
+#pragma unroll
+		for (i = 0; i < 2; i++) {
+			__u8 *base = 0, *q;
+			__u32 off = raw[i].offset, len = raw[i].len, v;
+
+			if (raw[i].layer == XTCAM_RAW_L2)
+				base = data;
+			else if (raw[i].layer == XTCAM_RAW_L3)
+				base = l3;
+			else if (raw[i].layer == XTCAM_RAW_L4)
+				base = l4;
+			if (!base || off >= XTCAM_RAW_MAX_OFF || len < 1 || len > 4)
+				continue;
+			q = base + off;
+			if (q + 1 > end)
+				continue;
+			v = q[0];
+			if (len > 1) {
+				if (q + 2 > end)
+					continue;
+				v = (v << 8) | q[1];
+			}
+			if (len > 2) {
+				if (q + 3 > end)
+					continue;
+				v = (v << 8) | q[2];
+			}
+			if (len > 3) {
+				if (q + 4 > end)
+					continue;
+				v = (v << 8) | q[3];
+			}
+			if (i == 0) {
+				k->raw1 = bpf_htonl(v);
+				flags |= XTCAM_F_RAW1;
+			} else {
+				k->raw2 = bpf_htonl(v);
+				flags |= XTCAM_F_RAW2;
+			}
+		}
+	}
+	k->flags = flags;
+}
+
+#endif

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * xtcam host data path: two XDP programs.
+ *
+ *   xtcam_parse    parser stage: frame -> key (per-CPU scratch), then a
+ *                  tail call into
+ *   xtcam_classify classifier stage: tuple space search over the active
+ *                  generation, exact check of candidates, the winning
+ *                  rule's action and counters (or the default and the miss
+ *                  counter).
+ */
+#include "parse.h"
+#include "maps.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* set by the loader through rodata before load */
+const volatile __u32 xtcam_debug = 0;       /* record the match in scratch */
+const volatile __u32 xtcam_count_time = 1;  /* last-hit timestamps */
+
+/* the classifier, for the tail call */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} progs SEC(".maps");
+
+static __always_inline void count(struct xtcam_counter *c, __u32 len)
+{
+	c->packets++;
+	c->bytes += len;
+	if (xtcam_count_time)
+		c->last_hit = bpf_ktime_get_coarse_ns();
+}
+
+SEC("xdp.frags")
+int xtcam_parse(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 zero = 0;
+	struct xtcam_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct xtcam_config *cfg = bpf_map_lookup_elem(&config, &zero);
+	struct xtcam_counter *c;
+
+	if (!s || !cfg)
+		return XDP_PASS;
+	xtcam_parse_frame(data, data_end, &s->key, cfg->raw);
+	s->pkt_len = bpf_xdp_get_buff_len(ctx);
+	bpf_tail_call(ctx, &progs, 0);
+
+	/* no classifier installed */
+	__u32 idx = XTCAM_STAT_ERROR;
+	c = bpf_map_lookup_elem(&stats, &idx);
+	if (c)
+		count(c, s->pkt_len);
+	return XDP_PASS;
+}
+
+struct probe_ctx {
+	struct xtcam_key key;
+	__u64 best_rank;
+	__u32 best_slot;
+	__u32 tbase;          /* gen * XTCAM_MAX_TUPLES */
+	__u32 bbase;          /* gen * bregion */
+	__u32 bmask;          /* nbuckets - 1 */
+};
+
+static __always_inline int rec_match(const struct xtcam_key *key,
+				     const struct xtcam_rec *r)
+{
+	const __u64 *k = (const __u64 *)key;
+	const __u64 *v = (const __u64 *)&r->value;
+	const __u64 *m = (const __u64 *)&r->mask;
+	__u64 diff = 0;
+	__u16 sp, dp;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < XTCAM_KEY_WORDS; i++)
+		diff |= (k[i] & m[i]) ^ v[i];
+	if (diff)
+		return 0;
+	sp = bpf_ntohs(key->src_port);
+	dp = bpf_ntohs(key->dst_port);
+	return sp >= r->sport_lo && sp <= r->sport_hi &&
+	       dp >= r->dport_lo && dp <= r->dport_hi;
+}
+
+static long probe_tuple(__u32 i, void *arg)
+{
+	struct probe_ctx *pc = arg;
+	__u32 idx = pc->tbase + i;
+	struct xtcam_tuple *t = bpf_map_lookup_elem(&tuples, &idx);
+	struct xtcam_bucket *b;
+	__u32 bi, n = 0, j;
+
+	if (!t)
+		return 1;
+	if (t->min_rank >= pc->best_rank)
+		return 1;     /* sorted: no later tuple can beat the best hit */
+
+	bi = pc->bbase + (__u32)(xtcam_hash((const __u64 *)&pc->key, t->mask,
+					    t->id) & pc->bmask);
+	b = bpf_map_lookup_elem(&buckets, &bi);
+	for (j = 0; j < XTCAM_MAX_CHAIN * XTCAM_BUCKET_SLOTS; j++) {
+		struct xtcam_rec *r;
+		__u32 slot;
+
+		if (!b)
+			break;
+		if (n >= b->n || n >= XTCAM_BUCKET_SLOTS) {
+			if (b->next == XTCAM_NO_NEXT)
+				break;
+			bi = pc->bbase + b->next;
+			b = bpf_map_lookup_elem(&buckets, &bi);
+			n = 0;
+			continue;
+		}
+		if (n >= XTCAM_BUCKET_SLOTS)
+			break;
+		slot = b->slot[n];
+		n++;
+		r = bpf_map_lookup_elem(&records, &slot);
+		if (!r)
+			continue;
+		if (r->rank >= pc->best_rank)
+			break;        /* candidates are sorted by rank */
+		if (rec_match(&pc->key, r)) {
+			pc->best_rank = r->rank;
+			pc->best_slot = slot;
+			break;
+		}
+	}
+	return 0;
+}
+
+SEC("xdp.frags")
+int xtcam_classify(struct xdp_md *ctx)
+{
+	__u32 zero = 0, idx;
+	struct xtcam_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct xtcam_config *cfg = bpf_map_lookup_elem(&config, &zero);
+	struct xtcam_action act;
+	struct xtcam_counter *c;
+	struct xtcam_gen *g;
+	struct probe_ctx pc;
+	__u32 gen;
+
+	if (!s || !cfg)
+		return XDP_PASS;
+	gen = cfg->gen & 1;
+	g = bpf_map_lookup_elem(&gens, &gen);
+	if (!g)
+		return XDP_PASS;
+
+	__builtin_memcpy(&pc.key, &s->key, sizeof(pc.key));
+	pc.best_rank = XTCAM_RANK_NONE;
+	pc.best_slot = 0;
+	pc.tbase = gen * XTCAM_MAX_TUPLES;
+	pc.bbase = gen * cfg->bregion;
+	pc.bmask = cfg->nbuckets - 1;
+	bpf_loop(g->ntuples < XTCAM_MAX_TUPLES ? g->ntuples : XTCAM_MAX_TUPLES,
+		 probe_tuple, &pc, 0);
+
+	if (pc.best_rank != XTCAM_RANK_NONE) {
+		struct xtcam_action *a = bpf_map_lookup_elem(&actions, &pc.best_slot);
+		struct xtcam_rec *r = bpf_map_lookup_elem(&records, &pc.best_slot);
+
+		if (!a || !r)
+			return XDP_PASS;
+		act = *a;
+		c = bpf_map_lookup_elem(&counters, &r->cnt);
+	} else {
+		act = g->dflt;
+		idx = XTCAM_STAT_MISS;
+		c = bpf_map_lookup_elem(&stats, &idx);
+	}
+	if (c)
+		count(c, s->pkt_len);
+	if (xtcam_debug) {
+		s->result_rank = pc.best_rank;
+		s->result_slot = pc.best_slot;
+	}
+
+	switch (act.type) {
+	case XTCAM_ACT_DROP:
+		return XDP_DROP;
+	case XTCAM_ACT_TX:
+		return XDP_TX;
+	case XTCAM_ACT_REDIRECT:
+		return bpf_redirect_map(&devmap, act.arg, XDP_DROP);
+	case XTCAM_ACT_CPU:
+		return bpf_redirect_map(&cpumap, act.arg, XDP_DROP);
+	default:
+		return XDP_PASS;
+	}
+}

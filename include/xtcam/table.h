@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * Layout of the classifier's BPF maps: TCAM records (value, mask, port ranges,
+ * priority), the action table, counters, the tuple table and bucket array of
+ * the lookup structure, and the per-block configuration.  Shared by the BPF
+ * programs and libxtcam.  No libc.
+ *
+ * Lookup structure (TupleMerge-style tuple space search):
+ *   - a tuple is a coarse mask over the key; every rule in a tuple cares about
+ *     (at least) all the bits of the tuple's mask;
+ *   - a rule lives in one bucket: hash(rule value & tuple mask, tuple seed);
+ *   - a packet probes each tuple once: hash(key & tuple mask) -> one bucket
+ *     chain, whose candidates (sorted by rank) are checked exactly;
+ *   - tuples are visited by their best rank: once the best hit beats the
+ *     next tuple's best rank, the search stops.
+ *
+ * Atomicity: the tuple table, bucket array, rule index and allocation
+ * bitmaps exist twice (generation 0 and 1).  Packets read config.gen once
+ * and use that generation only.  The loader writes the inactive generation,
+ * flips config.gen, waits for an RCU grace period (all packets that saw the
+ * old generation are done), then brings the old generation up to date.
+ * Records and actions are written once into free slots before anything
+ * refers to them, so no packet ever sees a half-written entry or action.
+ */
+#ifndef XTCAM_TABLE_H
+#define XTCAM_TABLE_H
+
+#include <linux/types.h>
+#include "key.h"
+
+/* Actions (the TCAM's associated memory). */
+enum xtcam_action_type {
+	XTCAM_ACT_NONE     = 0,
+	XTCAM_ACT_DROP     = 1,
+	XTCAM_ACT_PASS     = 2,
+	XTCAM_ACT_TX       = 3,
+	XTCAM_ACT_REDIRECT = 4,   /* arg: index into the block's devmap */
+	XTCAM_ACT_CPU      = 5,   /* arg: CPU number (cpumap index) */
+	XTCAM_ACT_MAX,
+};
+
+struct xtcam_action {
+	__u32 type;               /* enum xtcam_action_type */
+	__u32 arg;
+};
+
+/* Per-rule counters (per-CPU on the host; atomic adds in NIC offload). */
+struct xtcam_counter {
+	__u64 packets;
+	__u64 bytes;
+	__u64 last_hit;           /* CLOCK_MONOTONIC_COARSE ns, 0 = never */
+};
+
+/* rank = prio << 32 | handle: lower wins. */
+#define XTCAM_RANK(prio, handle) (((__u64)(prio) << 32) | (__u32)(handle))
+#define XTCAM_RANK_NONE (~0ULL)
+
+/* One rule as the classifier checks it: a ternary part and port ranges. */
+struct xtcam_rec {
+	struct xtcam_key value;   /* value & ~mask == 0 */
+	struct xtcam_key mask;    /* port fields are zero here ... */
+	__u16 sport_lo, sport_hi; /* ... and matched as ranges, host order */
+	__u16 dport_lo, dport_hi;
+	__u64 rank;
+	__u32 cnt;                /* index into the counters map */
+	__u32 entries;            /* TCAM entries this rule takes (ranges
+	                           * expanded to prefixes) */
+};
+
+#define XTCAM_MAX_TUPLES    256 /* per generation */
+#define XTCAM_BUCKET_SLOTS  6   /* candidates per bucket element */
+#define XTCAM_MAX_CHAIN     16  /* bucket elements per chain */
+#define XTCAM_NO_NEXT       0xffffffffu
+
+/* A tuple: the coarse mask that a group of rules is hashed on. */
+struct xtcam_tuple {
+	__u64 mask[XTCAM_KEY_WORDS];
+	__u64 min_rank;           /* best rank of any rule in it (a bound) */
+	__u32 id;                 /* stable id, the hash seed */
+	__u32 nrules;
+};
+
+/* A bucket element: candidates sorted by rank, then the chain. */
+struct xtcam_bucket {
+	__u32 next;               /* element index in the same generation, or
+	                           * XTCAM_NO_NEXT */
+	__u32 n;
+	__u32 slot[XTCAM_BUCKET_SLOTS];
+};
+
+/* Per-generation header. */
+struct xtcam_gen {
+	__u32 ntuples;
+	__u32 nrules;
+	__u32 nentries;
+	__u32 pad;
+	struct xtcam_action dflt; /* the block's default (miss) action */
+};
+
+/* The block's configuration (one element). */
+struct xtcam_config {
+	__u32 gen;                /* active generation, 0 or 1 */
+	__u32 dirty;              /* a change is in progress (crash recovery) */
+	__u32 nbuckets;           /* main buckets per generation, power of 2 */
+	__u32 bregion;            /* elements per generation (main + overflow) */
+	struct xtcam_raw_spec raw[2];
+};
+
+/* Index of the rule registry (hash map): (generation, handle) -> rule. */
+struct xtcam_hkey {
+	__u32 gen;
+	__u32 handle;
+};
+
+struct xtcam_hval {
+	__u32 slot;               /* record and action index */
+	__u32 tuple;              /* tuple id */
+};
+
+/* Scratch space between the parser and the classifier (per CPU). */
+struct xtcam_scratch {
+	struct xtcam_key key;
+	__u32 pkt_len;            /* whole frame, all fragments */
+	__u32 result_slot;        /* debug builds: slot that matched */
+	__u64 result_rank;        /* debug builds: its rank, or RANK_NONE */
+};
+
+/* Global counter indexes in the stats map. */
+enum xtcam_stat {
+	XTCAM_STAT_MISS  = 0,     /* packets that took the default action */
+	XTCAM_STAT_ERROR = 1,     /* internal errors (tail call failed, ...) */
+	XTCAM_STAT_MAX,
+};
+
+/* Pin names (under /sys/fs/bpf/xtcam/BLOCK/). */
+#define XTCAM_PIN_ROOT "/sys/fs/bpf/xtcam"
+
+/* Hashing shared by the BPF programs and the compiler: both sides must place
+ * a rule and a packet in the same bucket.  Products of the masked words with
+ * odd constants are independent, so they pipeline; a murmur3 finaliser mixes
+ * the sum. */
+static inline __u64 xtcam_fmix64(__u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+#define XTCAM_HK0 0x9e3779b97f4a7c15ULL
+#define XTCAM_HK1 0xbf58476d1ce4e5b9ULL
+#define XTCAM_HK2 0x94d049bb133111ebULL
+#define XTCAM_HK3 0xd6e8feb86659fd93ULL
+#define XTCAM_HK4 0xa0761d6478bd642fULL
+#define XTCAM_HK5 0xe7037ed1a0b428dbULL
+#define XTCAM_HK6 0x8ebc6af09c88c6e3ULL
+#define XTCAM_HK7 0x589965cc75374cc3ULL
+#define XTCAM_HK8 0x1d8e4e27c47d124fULL
+#define XTCAM_HK9 0xcc9e2d51ffe8ab35ULL
+
+static inline __u64 xtcam_hash(const __u64 *w, const __u64 *m, __u32 seed)
+{
+	__u64 h = (w[0] & m[0]) * XTCAM_HK0 + (w[1] & m[1]) * XTCAM_HK1 +
+		  (w[2] & m[2]) * XTCAM_HK2 + (w[3] & m[3]) * XTCAM_HK3 +
+		  (w[4] & m[4]) * XTCAM_HK4 + (w[5] & m[5]) * XTCAM_HK5 +
+		  (w[6] & m[6]) * XTCAM_HK6 + (w[7] & m[7]) * XTCAM_HK7 +
+		  (w[8] & m[8]) * XTCAM_HK8 + (w[9] & m[9]) * XTCAM_HK9;
+	return xtcam_fmix64(h ^ ((__u64)seed * 0x2545f4914f6cdd1dULL));
+}
+
+#endif

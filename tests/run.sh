@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs every test binary that was built and prints one closing line:
+#   tests: N passed, N failed, N skipped
+# unit: no kernel, ASan+UBSan.  prog: BPF_PROG_TEST_RUN (root).  net: veth
+# pairs in private namespaces with real traffic (root).
+# Usage: tests/run.sh BUILD_DIR [suite...]   (XTCAM_TEST_FILTER=glob)
+set -u
+build=${1:-build}; shift || true
+suites=${*:-unit prog net}
+passed=0 failed=0 skipped=0 status=0
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+root_ok() {
+	[ "$(id -u)" = 0 ] || { echo "  SKIP     $1: needs root (loads BPF programs)"; return 1; }
+	return 0
+}
+
+for s in $suites; do
+	bin=$build/tests/$s
+	[ -x "$bin" ] || continue
+	case $s in prog|net) root_ok "$s" || { skipped=$((skipped + 1)); continue; } ;; esac
+	echo "  TEST     $s"
+	args=()
+	[ -n "${XTCAM_TEST_FILTER:-}" ] && args+=(--filter "$XTCAM_TEST_FILTER")
+	# net tests share the machine's network stack: one at a time
+	[ "$s" = net ] && args+=(-j1)
+	out=$("$bin" "${args[@]}" 2>&1); rc=$?
+	printf '%s\n' "$out" | grep -vE '^\[----\] +$' | sed 's/^/    /'
+	line=$(printf '%s\n' "$out" | grep -E 'Synthesis: Tested: [0-9]+' | tail -1)
+	if [ -z "$line" ]; then
+		echo "  FAIL     $s: no synthesis line (crashed?), exit $rc"
+		failed=$((failed + 1)); status=1; continue
+	fi
+	t=$(sed -E 's/.*Tested: ([0-9]+).*/\1/' <<<"$line")
+	p=$(sed -E 's/.*Passing: ([0-9]+).*/\1/' <<<"$line")
+	f=$(sed -E 's/.*Failing: ([0-9]+).*/\1/' <<<"$line")
+	c=$(sed -E 's/.*Crashing: ([0-9]+).*/\1/' <<<"$line")
+	sk=$(printf '%s\n' "$out" | grep -cE '\[SKIP\]' || true)
+	passed=$((passed + p)); failed=$((failed + f + c)); skipped=$((skipped + sk))
+	[ "$rc" = 0 ] && [ $((f + c)) = 0 ] || status=1
+	: "$t"
+done
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+exit $status

@@ -173,6 +173,10 @@ static __always_inline void xtcam_parse_frame(void *data, void *data_end,
 					len = ((__u32)p[1] + 2) * 4;
 				else
 					len = ((__u32)p[1] + 1) * 8;
+				if (p + len > end) {
+					flags |= XTCAM_F_TRUNC;
+					goto out;
+				}
 				nh = p[0];
 				p += len;
 			} else if (nh == XTCAM_NH_FRAGMENT) {
@@ -211,7 +215,8 @@ static __always_inline void xtcam_parse_frame(void *data, void *data_end,
 		goto out;
 	}
 
-	/* L4 */
+	/* L4: a field is set once its bytes are there; TRUNC if the header
+	 * as a whole is not */
 	p = l4;
 	if (nh == IPPROTO_TCP || nh == IPPROTO_UDP || nh == IPPROTO_SCTP ||
 	    nh == IPPROTO_UDPLITE) {
@@ -223,12 +228,23 @@ static __always_inline void xtcam_parse_frame(void *data, void *data_end,
 		k->dst_port = *(__be16 *)(p + 2);
 		flags |= XTCAM_F_L4;
 		if (nh == IPPROTO_TCP) {
+			__u32 doff;
+
 			if (p + 14 > end) {
 				flags |= XTCAM_F_TRUNC;
 				goto out;
 			}
 			k->tcp_flags = *(__be16 *)(p + 12) & bpf_htons(0x0fff);
 			flags |= XTCAM_F_TCPFL;
+			doff = (p[12] >> 4) * 4;
+			if (doff < 20) {
+				flags |= XTCAM_F_BAD;
+				goto out;
+			}
+			if (p + doff > end)
+				flags |= XTCAM_F_TRUNC;
+		} else if (p + (nh == IPPROTO_SCTP ? 12 : 8) > end) {
+			flags |= XTCAM_F_TRUNC;
 		}
 	} else if ((nh == IPPROTO_ICMP && proto == bpf_htons(ETH_P_IP)) ||
 		   (nh == IPPROTO_ICMPV6 && proto == bpf_htons(ETH_P_IPV6))) {
@@ -239,6 +255,8 @@ static __always_inline void xtcam_parse_frame(void *data, void *data_end,
 		k->icmp_type = p[0];
 		k->icmp_code = p[1];
 		flags |= XTCAM_F_ICMP;
+		if (p + 4 > end)
+			flags |= XTCAM_F_TRUNC;
 	}
 
 out:

@@ -111,9 +111,9 @@ static long probe_tuple(__u32 i, void *arg)
 		if (!b)
 			break;
 		if (n >= b->n || n >= XTCAM_BUCKET_SLOTS) {
-			if (b->next == XTCAM_NO_NEXT)
+			if (!b->next)
 				break;
-			bi = pc->bbase + b->next;
+			bi = pc->bbase + b->next - 1;
 			b = bpf_map_lookup_elem(&buckets, &bi);
 			n = 0;
 			continue;

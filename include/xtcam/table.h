@@ -70,7 +70,6 @@ struct xtcam_rec {
 #define XTCAM_MAX_TUPLES    256 /* per generation */
 #define XTCAM_BUCKET_SLOTS  6   /* candidates per bucket element */
 #define XTCAM_MAX_CHAIN     16  /* bucket elements per chain */
-#define XTCAM_NO_NEXT       0xffffffffu
 
 /* A tuple: the coarse mask that a group of rules is hashed on. */
 struct xtcam_tuple {
@@ -82,8 +81,9 @@ struct xtcam_tuple {
 
 /* A bucket element: candidates sorted by rank, then the chain. */
 struct xtcam_bucket {
-	__u32 next;               /* element index in the same generation, or
-	                           * XTCAM_NO_NEXT */
+	__u32 next;               /* 0: end of chain, else 1 + the index of
+	                           * the next element in the same generation
+	                           * (so a zeroed array is all empty buckets) */
 	__u32 n;
 	__u32 slot[XTCAM_BUCKET_SLOTS];
 };
@@ -93,7 +93,7 @@ struct xtcam_gen {
 	__u32 ntuples;
 	__u32 nrules;
 	__u32 nentries;
-	__u32 pad;
+	__u32 next_id;            /* next tuple id to hand out */
 	struct xtcam_action dflt; /* the block's default (miss) action */
 };
 

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * One block's host data path: the parser and classifier programs and their
+ * maps (see xtcam/table.h), and the updater that keeps the TupleMerge
+ * lookup structure in them.  Changes are applied in batches, all or
+ * nothing, atomically for packets in flight (two generations).
+ *
+ * A data path lives either in the kernel (BPF maps, loaded from the
+ * skeleton or reopened from bpffs pins) or in memory (unit tests and the
+ * compiler benchmark; xtcam_dp_classify() runs the same lookup in C).
+ */
+#ifndef XTCAM_DP_H
+#define XTCAM_DP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "key.h"
+#include "table.h"
+#include "rule.h"
+
+struct xtcam_dp;
+
+enum xtcam_dp_map {
+	XTCAM_MAP_CONFIG,
+	XTCAM_MAP_GENS,
+	XTCAM_MAP_TUPLES,
+	XTCAM_MAP_BUCKETS,
+	XTCAM_MAP_RECORDS,
+	XTCAM_MAP_ACTIONS,
+	XTCAM_MAP_COUNTERS,
+	XTCAM_MAP_STATS,
+	XTCAM_MAP_RULES,
+	XTCAM_MAP_ALLOC,
+	XTCAM_MAP_DEVMAP,
+	XTCAM_MAP_CPUMAP,
+	XTCAM_MAP_PROGS,
+	XTCAM_MAP_SCRATCH,
+	XTCAM_MAP_MAX,
+};
+
+/* the names the maps carry in the kernel and in bpffs */
+extern const char *const xtcam_dp_map_names[XTCAM_MAP_MAX];
+
+/* Sizes, all derived from the capacity (in TCAM entries). */
+struct xtcam_dp_geom {
+	__u32 capacity;
+	__u32 nslots;       /* records and actions: 2 x capacity, so a whole
+	                     * set can be swapped while the old one serves */
+	__u32 ncnt;         /* counters */
+	__u32 nbuckets;     /* main buckets per generation, power of 2 */
+	__u32 bregion;      /* bucket elements per generation */
+	__u32 nrules_max;   /* registry entries (both generations) */
+	__u32 slot_words;   /* allocation bitmap words per generation: */
+	__u32 cnt_words;    /*   slots, counters, overflow buckets */
+	__u32 ovf_words;
+	__u32 alloc_words;
+};
+
+void xtcam_dp_geom_init(struct xtcam_dp_geom *g, __u32 capacity);
+
+enum xtcam_dp_flags {
+	XTCAM_DP_MEMORY = 1 << 0,   /* no kernel: maps in memory */
+	XTCAM_DP_DEBUG  = 1 << 1,   /* programs record the match in scratch */
+	XTCAM_DP_NOTIME = 1 << 2,   /* no last-hit timestamps */
+};
+
+int xtcam_dp_create(const struct xtcam_block_spec *spec, unsigned int flags,
+		    struct xtcam_dp **out);
+/* Pin every map and both programs under dir (created), and reopen. */
+int xtcam_dp_pin(struct xtcam_dp *dp, const char *dir);
+int xtcam_dp_open_pinned(const char *dir, struct xtcam_dp **out);
+int xtcam_dp_unpin(const char *dir);
+void xtcam_dp_free(struct xtcam_dp *dp);
+
+int xtcam_dp_map_fd(const struct xtcam_dp *dp, enum xtcam_dp_map m);
+int xtcam_dp_parse_fd(const struct xtcam_dp *dp);     /* entry program */
+int xtcam_dp_classify_fd(const struct xtcam_dp *dp);
+const struct xtcam_dp_geom *xtcam_dp_geom(const struct xtcam_dp *dp);
+
+enum xtcam_dp_cmd {
+	XTCAM_DP_ADD,
+	XTCAM_DP_DEL,
+	XTCAM_DP_REPLACE,   /* same handle, new rule; keeps its counters */
+};
+
+struct xtcam_dp_op {
+	enum xtcam_dp_cmd cmd;
+	const struct xtcam_rule *rule;  /* ADD, REPLACE */
+	__u32 handle;                   /* DEL */
+	struct xtcam_action act;        /* ADD, REPLACE: resolved action */
+};
+
+/* Apply a batch, all or nothing.  -EEXIST: ADD of a handle in use;
+ * -ENOENT: DEL/REPLACE of an unknown handle; -ENOSPC: capacity (err says
+ * how many entries it needs and has); -EINVAL: malformed rule. */
+int xtcam_dp_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
+		   size_t n, char *err, size_t errlen);
+int xtcam_dp_set_default(struct xtcam_dp *dp, const struct xtcam_action *a);
+
+struct xtcam_dp_info {
+	__u32 nrules, nentries, ntuples, capacity;
+	__u32 buckets_used, overflow_used, max_chain; /* from a scan */
+	struct xtcam_action dflt;
+	__u32 gen;
+};
+int xtcam_dp_info(struct xtcam_dp *dp, struct xtcam_dp_info *info, bool scan);
+
+/* Counters summed over CPUs.  -ENOENT for an unknown handle. */
+int xtcam_dp_rule_counters(struct xtcam_dp *dp, __u32 handle,
+			   struct xtcam_counter *c);
+int xtcam_dp_stat(struct xtcam_dp *dp, enum xtcam_stat s,
+		  struct xtcam_counter *c);
+int xtcam_dp_counters_reset(struct xtcam_dp *dp);
+
+/* The handles in the active generation, sorted; caller frees *out. */
+int xtcam_dp_handles(struct xtcam_dp *dp, __u32 **out, size_t *n);
+/* The record of a handle in the active generation. */
+int xtcam_dp_rule_record(struct xtcam_dp *dp, __u32 handle,
+			 struct xtcam_rec *rec, struct xtcam_action *act);
+
+/* The lookup in C over the data path's maps (memory or kernel), as the BPF
+ * classifier does it; returns the winning slot's rank or XTCAM_RANK_NONE,
+ * and counts the probes it made. */
+__u64 xtcam_dp_classify(struct xtcam_dp *dp, const struct xtcam_key *k,
+			__u32 *handle, unsigned int *probes);
+
+/* Check the structure's invariants (every rule in its bucket exactly once,
+ * buckets sorted, tuples sorted and covering, counts right); returns 0 or
+ * -EUCLEAN with a message. */
+int xtcam_dp_verify(struct xtcam_dp *dp, char *err, size_t errlen);
+
+/* Internal errors counted by the programs, and the time spent waiting for
+ * the grace period, for the benchmark. */
+struct xtcam_dp_timing {
+	double sync_s;
+	unsigned long syncs;
+	unsigned long syscalls;
+};
+void xtcam_dp_timing(const struct xtcam_dp *dp, struct xtcam_dp_timing *t);
+
+#endif

@@ -1,0 +1,1767 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * The data path of one block: creating, pinning and reopening its programs
+ * and maps, and the updater that applies batches of rule changes to the
+ * TupleMerge lookup structure (see xtcam/table.h for the layout and the
+ * two-generation protocol).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "xtcam/compile.h"
+#include "dp_internal.h"
+#include "xtcam.skel.h"
+
+const char *const xtcam_dp_map_names[XTCAM_MAP_MAX] = {
+	[XTCAM_MAP_CONFIG]   = "config",
+	[XTCAM_MAP_GENS]     = "gens",
+	[XTCAM_MAP_TUPLES]   = "tuples",
+	[XTCAM_MAP_BUCKETS]  = "buckets",
+	[XTCAM_MAP_RECORDS]  = "records",
+	[XTCAM_MAP_ACTIONS]  = "actions",
+	[XTCAM_MAP_COUNTERS] = "counters",
+	[XTCAM_MAP_STATS]    = "stats",
+	[XTCAM_MAP_RULES]    = "rules",
+	[XTCAM_MAP_ALLOC]    = "alloc",
+	[XTCAM_MAP_DEVMAP]   = "devmap",
+	[XTCAM_MAP_CPUMAP]   = "cpumap",
+	[XTCAM_MAP_PROGS]    = "progs",
+	[XTCAM_MAP_SCRATCH]  = "scratch",
+};
+
+#define PIN_PROG_PARSE    "prog_parse"
+#define PIN_PROG_CLASSIFY "prog_classify"
+
+/* TupleMerge: how many rules a bucket may hold before a rule looks for
+ * another tuple (or makes a new one). */
+static unsigned int tm_limit(void)
+{
+	static unsigned int lim;
+
+	if (!lim) {
+		const char *e = getenv("XTCAM_TM_LIMIT");
+
+		lim = e && atoi(e) > 0 ? (unsigned int)atoi(e) : 8;
+	}
+	return lim;
+}
+
+static void set_err(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+void xtcam_dp_geom_init(struct xtcam_dp_geom *g, __u32 capacity)
+{
+	__u32 nb = 64;
+
+	if (!capacity)
+		capacity = XTCAM_DEFAULT_CAPACITY;
+	memset(g, 0, sizeof(*g));
+	g->capacity = capacity;
+	g->nslots = 2 * capacity;
+	g->ncnt = 2 * capacity;
+	while (nb < capacity)
+		nb <<= 1;
+	g->nbuckets = nb;
+	g->bregion = nb + nb / 4;
+	g->nrules_max = 4 * capacity;
+	g->slot_words = (g->nslots + 63) / 64;
+	g->cnt_words = (g->ncnt + 63) / 64;
+	g->ovf_words = (nb / 4 + 63) / 64;
+	g->alloc_words = g->slot_words + g->cnt_words + g->ovf_words;
+}
+
+static void dp_sizes(struct xtcam_dp *dp)
+{
+	const struct xtcam_dp_geom *g = &dp->geom;
+
+	dp->vsz[XTCAM_MAP_CONFIG] = sizeof(struct xtcam_config);
+	dp->vsz[XTCAM_MAP_GENS] = sizeof(struct xtcam_gen);
+	dp->vsz[XTCAM_MAP_TUPLES] = sizeof(struct xtcam_tuple);
+	dp->vsz[XTCAM_MAP_BUCKETS] = sizeof(struct xtcam_bucket);
+	dp->vsz[XTCAM_MAP_RECORDS] = sizeof(struct xtcam_rec);
+	dp->vsz[XTCAM_MAP_ACTIONS] = sizeof(struct xtcam_action);
+	dp->vsz[XTCAM_MAP_COUNTERS] = sizeof(struct xtcam_counter);
+	dp->vsz[XTCAM_MAP_STATS] = sizeof(struct xtcam_counter);
+	dp->vsz[XTCAM_MAP_RULES] = sizeof(struct xtcam_hval);
+	dp->vsz[XTCAM_MAP_ALLOC] = sizeof(__u64);
+	dp->max[XTCAM_MAP_CONFIG] = 1;
+	dp->max[XTCAM_MAP_GENS] = 2;
+	dp->max[XTCAM_MAP_TUPLES] = 2 * XTCAM_MAX_TUPLES;
+	dp->max[XTCAM_MAP_BUCKETS] = 2ull * g->bregion;
+	dp->max[XTCAM_MAP_RECORDS] = g->nslots;
+	dp->max[XTCAM_MAP_ACTIONS] = g->nslots;
+	dp->max[XTCAM_MAP_COUNTERS] = g->ncnt;
+	dp->max[XTCAM_MAP_STATS] = XTCAM_STAT_MAX;
+	dp->max[XTCAM_MAP_RULES] = g->nrules_max;
+	dp->max[XTCAM_MAP_ALLOC] = 2ull * g->alloc_words;
+}
+
+static struct xtcam_dp *dp_alloc(unsigned int flags)
+{
+	struct xtcam_dp *dp = calloc(1, sizeof(*dp));
+	int i;
+
+	if (!dp)
+		return NULL;
+	dp->flags = flags;
+	for (i = 0; i < XTCAM_MAP_MAX; i++)
+		dp->fd[i] = -1;
+	dp->prog_parse = dp->prog_classify = -1;
+	dp->sync_outer = dp->sync_inner = -1;
+	u64map_init(&dp->memrules);
+	dp->ncpus = 1;
+	return dp;
+}
+
+void xtcam_dp_free(struct xtcam_dp *dp)
+{
+	int i;
+
+	if (!dp)
+		return;
+	if (dp->skel) {
+		xtcam__destroy(dp->skel);
+	} else {
+		for (i = 0; i < XTCAM_MAP_MAX; i++)
+			if (dp->fd[i] >= 0)
+				close(dp->fd[i]);
+		if (dp->prog_parse >= 0)
+			close(dp->prog_parse);
+		if (dp->prog_classify >= 0)
+			close(dp->prog_classify);
+	}
+	if (dp->sync_outer >= 0)
+		close(dp->sync_outer);
+	if (dp->sync_inner >= 0)
+		close(dp->sync_inner);
+	for (i = 0; i < XTCAM_MAP_MAX; i++)
+		free(dp->mem[i]);
+	u64map_free(&dp->memrules, free);
+	free(dp);
+}
+
+static int dp_write1(struct xtcam_dp *dp, int m, __u64 key, const void *val)
+{
+	return dp_write(dp, m, &key, val, 1);
+}
+
+static int dp_init_tables(struct xtcam_dp *dp, const struct xtcam_block_spec *spec)
+{
+	struct xtcam_gen g = { 0 };
+	int err;
+
+	memset(&dp->cfg, 0, sizeof(dp->cfg));
+	dp->cfg.nbuckets = dp->geom.nbuckets;
+	dp->cfg.bregion = dp->geom.bregion;
+	memcpy(dp->cfg.raw, spec->raw, sizeof(dp->cfg.raw));
+	err = dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
+	if (err)
+		return err;
+	g.dflt = spec->dflt;
+	if (!g.dflt.type)
+		g.dflt.type = XTCAM_ACT_PASS;
+	err = dp_write1(dp, XTCAM_MAP_GENS, 0, &g);
+	if (!err)
+		err = dp_write1(dp, XTCAM_MAP_GENS, 1, &g);
+	return err;
+}
+
+int xtcam_dp_create(const struct xtcam_block_spec *spec, unsigned int flags,
+		    struct xtcam_dp **out)
+{
+	struct xtcam_dp *dp = dp_alloc(flags);
+	struct xtcam *skel = NULL;
+	int err, i;
+
+	if (!dp)
+		return -ENOMEM;
+	if (spec->capacity > XTCAM_MAX_CAPACITY) {
+		err = -EINVAL;
+		goto fail;
+	}
+	xtcam_dp_geom_init(&dp->geom, spec->capacity);
+	dp_sizes(dp);
+
+	if (flags & XTCAM_DP_MEMORY) {
+		for (i = 0; i < XTCAM_MAP_MAX; i++) {
+			if (!dp->max[i] || i == XTCAM_MAP_RULES)
+				continue;
+			dp->mem[i] = calloc(dp->max[i], dp_usz(dp, i));
+			if (!dp->mem[i]) {
+				err = -ENOMEM;
+				goto fail;
+			}
+		}
+	} else {
+		int n = libbpf_num_possible_cpus();
+
+		if (n < 0) {
+			err = n;
+			goto fail;
+		}
+		dp->ncpus = n;
+		skel = xtcam__open();
+		if (!skel) {
+			err = -errno;
+			goto fail;
+		}
+		dp->skel = skel;
+		skel->rodata->xtcam_debug = !!(flags & XTCAM_DP_DEBUG);
+		skel->rodata->xtcam_count_time = !(flags & XTCAM_DP_NOTIME);
+		bpf_map__set_max_entries(skel->maps.buckets, (__u32)dp->max[XTCAM_MAP_BUCKETS]);
+		bpf_map__set_max_entries(skel->maps.records, dp->geom.nslots);
+		bpf_map__set_max_entries(skel->maps.actions, dp->geom.nslots);
+		bpf_map__set_max_entries(skel->maps.counters, dp->geom.ncnt);
+		bpf_map__set_max_entries(skel->maps.rules, dp->geom.nrules_max);
+		bpf_map__set_max_entries(skel->maps.alloc, (__u32)dp->max[XTCAM_MAP_ALLOC]);
+		bpf_map__set_max_entries(skel->maps.cpumap, (__u32)n);
+		err = xtcam__load(skel);
+		if (err)
+			goto fail;
+		dp->fd[XTCAM_MAP_CONFIG] = bpf_map__fd(skel->maps.config);
+		dp->fd[XTCAM_MAP_GENS] = bpf_map__fd(skel->maps.gens);
+		dp->fd[XTCAM_MAP_TUPLES] = bpf_map__fd(skel->maps.tuples);
+		dp->fd[XTCAM_MAP_BUCKETS] = bpf_map__fd(skel->maps.buckets);
+		dp->fd[XTCAM_MAP_RECORDS] = bpf_map__fd(skel->maps.records);
+		dp->fd[XTCAM_MAP_ACTIONS] = bpf_map__fd(skel->maps.actions);
+		dp->fd[XTCAM_MAP_COUNTERS] = bpf_map__fd(skel->maps.counters);
+		dp->fd[XTCAM_MAP_STATS] = bpf_map__fd(skel->maps.stats);
+		dp->fd[XTCAM_MAP_RULES] = bpf_map__fd(skel->maps.rules);
+		dp->fd[XTCAM_MAP_ALLOC] = bpf_map__fd(skel->maps.alloc);
+		dp->fd[XTCAM_MAP_DEVMAP] = bpf_map__fd(skel->maps.devmap);
+		dp->fd[XTCAM_MAP_CPUMAP] = bpf_map__fd(skel->maps.cpumap);
+		dp->fd[XTCAM_MAP_PROGS] = bpf_map__fd(skel->maps.progs);
+		dp->fd[XTCAM_MAP_SCRATCH] = bpf_map__fd(skel->maps.scratch);
+		dp->prog_parse = bpf_program__fd(skel->progs.xtcam_parse);
+		dp->prog_classify = bpf_program__fd(skel->progs.xtcam_classify);
+		{
+			__u32 zero = 0;
+
+			if (bpf_map_update_elem(dp->fd[XTCAM_MAP_PROGS], &zero,
+						&dp->prog_classify, 0)) {
+				err = -errno;
+				goto fail;
+			}
+		}
+	}
+	err = dp_init_tables(dp, spec);
+	if (err)
+		goto fail;
+	*out = dp;
+	return 0;
+fail:
+	xtcam_dp_free(dp);
+	return err;
+}
+
+int xtcam_dp_map_fd(const struct xtcam_dp *dp, enum xtcam_dp_map m)
+{
+	return dp->fd[m];
+}
+
+int xtcam_dp_parse_fd(const struct xtcam_dp *dp)
+{
+	return dp->prog_parse;
+}
+
+int xtcam_dp_classify_fd(const struct xtcam_dp *dp)
+{
+	return dp->prog_classify;
+}
+
+const struct xtcam_dp_geom *xtcam_dp_geom(const struct xtcam_dp *dp)
+{
+	return &dp->geom;
+}
+
+void xtcam_dp_timing(const struct xtcam_dp *dp, struct xtcam_dp_timing *t)
+{
+	t->sync_s = dp->stat_sync_s;
+	t->syncs = dp->stat_syncs;
+	t->syscalls = dp->stat_syscalls;
+}
+
+static int pin_path(char *buf, size_t len, const char *dir, const char *name)
+{
+	int n = snprintf(buf, len, "%s/%s", dir, name);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int xtcam_dp_pin(struct xtcam_dp *dp, const char *dir)
+{
+	char path[PATH_MAX];
+	int i, err;
+
+	if (dp->flags & XTCAM_DP_MEMORY)
+		return -EOPNOTSUPP;
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	for (i = 0; i < XTCAM_MAP_MAX; i++) {
+		err = pin_path(path, sizeof(path), dir, xtcam_dp_map_names[i]);
+		if (err)
+			return err;
+		if (bpf_obj_pin(dp->fd[i], path))
+			return -errno;
+	}
+	err = pin_path(path, sizeof(path), dir, PIN_PROG_PARSE);
+	if (err || bpf_obj_pin(dp->prog_parse, path))
+		return err ? err : -errno;
+	err = pin_path(path, sizeof(path), dir, PIN_PROG_CLASSIFY);
+	if (err || bpf_obj_pin(dp->prog_classify, path))
+		return err ? err : -errno;
+	return 0;
+}
+
+int xtcam_dp_unpin(const char *dir)
+{
+	char path[PATH_MAX];
+	int i, err = 0;
+
+	for (i = 0; i < XTCAM_MAP_MAX + 2; i++) {
+		const char *n = i < XTCAM_MAP_MAX ? xtcam_dp_map_names[i] :
+				i == XTCAM_MAP_MAX ? PIN_PROG_PARSE : PIN_PROG_CLASSIFY;
+
+		if (pin_path(path, sizeof(path), dir, n))
+			return -ENAMETOOLONG;
+		if (unlink(path) && errno != ENOENT)
+			err = -errno;
+	}
+	if (rmdir(dir) && errno != ENOENT && !err)
+		err = -errno;
+	return err;
+}
+
+static int recover(struct xtcam_dp *dp);
+
+int xtcam_dp_open_pinned(const char *dir, struct xtcam_dp **out)
+{
+	struct xtcam_dp *dp = dp_alloc(0);
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	__u32 zero = 0;
+	int i, err, n;
+
+	if (!dp)
+		return -ENOMEM;
+	n = libbpf_num_possible_cpus();
+	if (n < 0) {
+		err = n;
+		goto fail;
+	}
+	dp->ncpus = n;
+	for (i = 0; i < XTCAM_MAP_MAX; i++) {
+		err = pin_path(path, sizeof(path), dir, xtcam_dp_map_names[i]);
+		if (err)
+			goto fail;
+		dp->fd[i] = bpf_obj_get(path);
+		if (dp->fd[i] < 0) {
+			err = -errno;
+			goto fail;
+		}
+	}
+	err = pin_path(path, sizeof(path), dir, PIN_PROG_PARSE);
+	if (!err && (dp->prog_parse = bpf_obj_get(path)) < 0)
+		err = -errno;
+	if (!err)
+		err = pin_path(path, sizeof(path), dir, PIN_PROG_CLASSIFY);
+	if (!err && (dp->prog_classify = bpf_obj_get(path)) < 0)
+		err = -errno;
+	if (err)
+		goto fail;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(dp->fd[XTCAM_MAP_RECORDS], &info, &len)) {
+		err = -errno;
+		goto fail;
+	}
+	xtcam_dp_geom_init(&dp->geom, info.max_entries / 2);
+	dp_sizes(dp);
+	if (bpf_map_lookup_elem(dp->fd[XTCAM_MAP_CONFIG], &zero, &dp->cfg)) {
+		err = -errno;
+		goto fail;
+	}
+	if (dp->cfg.nbuckets != dp->geom.nbuckets ||
+	    dp->cfg.bregion != dp->geom.bregion) {
+		err = -EUCLEAN;
+		goto fail;
+	}
+	if (dp->cfg.dirty) {
+		err = recover(dp);
+		if (err)
+			goto fail;
+	}
+	*out = dp;
+	return 0;
+fail:
+	xtcam_dp_free(dp);
+	return err;
+}
+
+/* ------------------------------------------------------------------------
+ * Transactions: a read-through cache of the active generation plus the
+ * writes; committed with the two-generation protocol.
+ */
+
+struct mirror {                 /* dense cache of an array map */
+	char *buf;
+	__u64 *loaded, *dirty;  /* bitmaps */
+	size_t n, usz;
+};
+
+struct rentry {                 /* cached registry entry */
+	struct xtcam_hval v;
+	bool absent, dirty;
+};
+
+struct txn {
+	struct xtcam_dp *dp;
+	struct mirror mr[XTCAM_MAP_MAX];   /* RECORDS, ACTIONS, BUCKETS, ALLOC */
+	struct u64map rules;               /* handle -> struct rentry */
+	struct xtcam_gen gen;
+	struct xtcam_tuple tup[XTCAM_MAX_TUPLES];
+	__u32 ntup, ntup_orig;
+	bool tup_dirty;
+	bool empty;                 /* active generation had no rules */
+	__u32 *fslots, *fcnts, *zcnts;
+	size_t nfslots, nfcnts, nzcnts, capf, capc, capz;
+	__u32 hint_slot, hint_cnt, hint_ovf;
+	char *err;
+	size_t errlen;
+};
+
+static size_t mirror_len(const struct xtcam_dp *dp, int m)
+{
+	switch (m) {
+	case XTCAM_MAP_BUCKETS:
+		return dp->geom.bregion;
+	case XTCAM_MAP_ALLOC:
+		return dp->geom.alloc_words;
+	default:
+		return dp->max[m];
+	}
+}
+
+#define BIT_TEST(bm, i) (((bm)[(i) / 64] >> ((i) % 64)) & 1)
+#define BIT_SET(bm, i)  ((bm)[(i) / 64] |= 1ull << ((i) % 64))
+
+/* Pointer to element rel of an array map as this transaction sees it. */
+static void *mget(struct txn *t, int m, size_t rel)
+{
+	struct mirror *mr = &t->mr[m];
+	struct xtcam_dp *dp = t->dp;
+	size_t chunk = 256, first, n, i;
+	char *tmp;
+	int err;
+
+	if (!mr->buf) {
+		mr->n = mirror_len(dp, m);
+		mr->usz = dp_usz(dp, m);
+		mr->buf = calloc(mr->n, mr->usz);
+		mr->loaded = calloc((mr->n + 63) / 64, 8);
+		mr->dirty = calloc((mr->n + 63) / 64, 8);
+		if (!mr->buf || !mr->loaded || !mr->dirty) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	if (rel >= mr->n) {
+		errno = ERANGE;
+		return NULL;
+	}
+	if (BIT_TEST(mr->loaded, rel))
+		return mr->buf + rel * mr->usz;
+	if (t->empty && (m == XTCAM_MAP_BUCKETS || m == XTCAM_MAP_ALLOC)) {
+		/* nothing in the active generation: all zero, as calloc'd */
+		BIT_SET(mr->loaded, rel);
+		return mr->buf + rel * mr->usz;
+	}
+	/* read the chunk around rel in one batch */
+	first = rel & ~(chunk - 1);
+	n = first + chunk > mr->n ? mr->n - first : chunk;
+	tmp = malloc(n * mr->usz);
+	if (!tmp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = dp_read_range(dp, m,
+			    dp_is_gen_map(m) ? dp_abs_key(dp, m, first, dp->cfg.gen) : first,
+			    n, tmp);
+	if (err) {
+		free(tmp);
+		errno = -err;
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		if (BIT_TEST(mr->loaded, first + i))
+			continue;
+		memcpy(mr->buf + (first + i) * mr->usz, tmp + i * mr->usz, mr->usz);
+		BIT_SET(mr->loaded, first + i);
+	}
+	free(tmp);
+	return mr->buf + rel * mr->usz;
+}
+
+static void mdirty(struct txn *t, int m, size_t rel)
+{
+	BIT_SET(t->mr[m].dirty, rel);
+}
+
+static struct rentry *rget(struct txn *t, __u32 handle)
+{
+	struct rentry *e = u64map_get(&t->rules, handle);
+	int err;
+
+	if (e)
+		return e;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	if (t->empty) {
+		e->absent = true;
+	} else {
+		err = dp_read(t->dp, XTCAM_MAP_RULES,
+			      dp_abs_key(t->dp, XTCAM_MAP_RULES, handle, t->dp->cfg.gen),
+			      &e->v);
+		if (err == -ENOENT) {
+			e->absent = true;
+		} else if (err) {
+			free(e);
+			errno = -err;
+			return NULL;
+		}
+	}
+	if (u64map_put(&t->rules, handle, e)) {
+		free(e);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return e;
+}
+
+static int push_u32(__u32 **v, size_t *n, size_t *cap, __u32 x)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		__u32 *p = realloc(*v, c * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+static int txn_begin(struct txn *t, struct xtcam_dp *dp, char *err, size_t errlen)
+{
+	int e;
+
+	memset(t, 0, sizeof(*t));
+	t->dp = dp;
+	t->err = err;
+	t->errlen = errlen;
+	u64map_init(&t->rules);
+	if (dp->cfg.dirty) {
+		e = recover(dp);
+		if (e)
+			return e;
+	}
+	e = dp_read(dp, XTCAM_MAP_GENS, dp->cfg.gen, &t->gen);
+	if (e)
+		return e;
+	t->ntup = t->ntup_orig = t->gen.ntuples;
+	if (t->ntup > XTCAM_MAX_TUPLES)
+		return -EUCLEAN;
+	e = dp_read_range(dp, XTCAM_MAP_TUPLES,
+			  dp_abs_key(dp, XTCAM_MAP_TUPLES, 0, dp->cfg.gen), t->ntup, t->tup);
+	if (e)
+		return e;
+	t->empty = t->gen.nrules == 0;
+	return 0;
+}
+
+static void txn_free(struct txn *t)
+{
+	int i;
+
+	for (i = 0; i < XTCAM_MAP_MAX; i++) {
+		free(t->mr[i].buf);
+		free(t->mr[i].loaded);
+		free(t->mr[i].dirty);
+	}
+	u64map_free(&t->rules, free);
+	free(t->fslots);
+	free(t->fcnts);
+	free(t->zcnts);
+}
+
+/* Bitmap allocation in the ALLOC region [base, base + nbits). */
+static int bm_alloc(struct txn *t, __u32 base, __u32 nbits, __u32 *hint, __u32 *out)
+{
+	__u32 nwords = (nbits + 63) / 64, i;
+
+	for (i = 0; i < nwords; i++) {
+		__u32 w = (*hint / 64 + i) % nwords;
+		__u64 *word = mget(t, XTCAM_MAP_ALLOC, base + w);
+		__u64 freebits;
+
+		if (!word)
+			return -errno;
+		freebits = ~*word;
+		if (w == nwords - 1 && nbits % 64)
+			freebits &= (1ull << (nbits % 64)) - 1;
+		if (!freebits)
+			continue;
+		*out = w * 64 + (__u32)__builtin_ctzll(freebits);
+		*word |= 1ull << (*out % 64);
+		mdirty(t, XTCAM_MAP_ALLOC, base + w);
+		*hint = *out + 1;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static int bm_free(struct txn *t, __u32 base, __u32 idx)
+{
+	__u64 *word = mget(t, XTCAM_MAP_ALLOC, base + idx / 64);
+
+	if (!word)
+		return -errno;
+	*word &= ~(1ull << (idx % 64));
+	mdirty(t, XTCAM_MAP_ALLOC, base + idx / 64);
+	return 0;
+}
+
+#define SLOT_BASE(dp) 0
+#define CNT_BASE(dp)  ((dp)->geom.slot_words)
+#define OVF_BASE(dp)  ((dp)->geom.slot_words + (dp)->geom.cnt_words)
+
+/* --- the lookup structure ------------------------------------------------ */
+
+/* What a rule can be hashed on: its ternary mask, plus for port ranges the
+ * bits that all ports in the range share. */
+static void hash_view(const struct xtcam_rec *r, struct xtcam_key *hm,
+		      struct xtcam_key *hv)
+{
+	__u16 sm = xtcam_range_lcp_mask(r->sport_lo, r->sport_hi);
+	__u16 dm = xtcam_range_lcp_mask(r->dport_lo, r->dport_hi);
+
+	*hm = r->mask;
+	*hv = r->value;
+	hm->src_port = htobe16(sm);
+	hv->src_port = htobe16(r->sport_lo & sm);
+	hm->dst_port = htobe16(dm);
+	hv->dst_port = htobe16(r->dport_lo & dm);
+}
+
+/* TupleMerge's relaxation: keep whole bytes only, so prefixes fall to
+ * multiples of 8 and partial masks to what is certain. */
+static void relax(const struct xtcam_key *hm, __u64 *m)
+{
+	const unsigned char *s = (const unsigned char *)hm;
+	unsigned char *d = (unsigned char *)m;
+	size_t i;
+
+	for (i = 0; i < sizeof(*hm); i++)
+		d[i] = s[i] == 0xff ? 0xff : 0;
+}
+
+static bool covers(const __u64 *tmask, const struct xtcam_key *hm)
+{
+	const __u64 *h = (const __u64 *)hm;
+	size_t i;
+
+	for (i = 0; i < XTCAM_KEY_WORDS; i++)
+		if (tmask[i] & ~h[i])
+			return false;
+	return true;
+}
+
+static int popcount_mask(const __u64 *m)
+{
+	int n = 0;
+	size_t i;
+
+	for (i = 0; i < XTCAM_KEY_WORDS; i++)
+		n += __builtin_popcountll(m[i]);
+	return n;
+}
+
+static __u32 bucket_of(const struct xtcam_dp *dp, const struct xtcam_key *hv,
+		       const struct xtcam_tuple *tp)
+{
+	return (__u32)(xtcam_hash((const __u64 *)hv, tp->mask, tp->id) &
+		       (dp->geom.nbuckets - 1));
+}
+
+struct chain {
+	__u32 slots[XTCAM_MAX_CHAIN * XTCAM_BUCKET_SLOTS + 1];
+	__u32 elems[XTCAM_MAX_CHAIN];
+	__u32 ns, ne;
+};
+
+static int chain_read(struct txn *t, __u32 bidx, struct chain *c)
+{
+	__u32 e = bidx, i;
+
+	c->ns = c->ne = 0;
+	for (;;) {
+		struct xtcam_bucket *b = mget(t, XTCAM_MAP_BUCKETS, e);
+
+		if (!b)
+			return -errno;
+		if (c->ne == XTCAM_MAX_CHAIN || b->n > XTCAM_BUCKET_SLOTS)
+			return -EUCLEAN;
+		c->elems[c->ne++] = e;
+		for (i = 0; i < b->n; i++)
+			c->slots[c->ns++] = b->slot[i];
+		if (!b->next)
+			return 0;
+		e = b->next - 1;
+		if (e < t->dp->geom.nbuckets || e >= t->dp->geom.bregion)
+			return -EUCLEAN;
+	}
+}
+
+static int chain_write(struct txn *t, __u32 bidx, struct chain *c)
+{
+	struct xtcam_dp *dp = t->dp;
+	__u32 need = c->ns ? (c->ns + XTCAM_BUCKET_SLOTS - 1) / XTCAM_BUCKET_SLOTS : 1;
+	__u32 k, pos = 0;
+	int err;
+
+	if (need > XTCAM_MAX_CHAIN)
+		return -ENOSPC;
+	c->elems[0] = bidx;
+	while (c->ne < need) {
+		__u32 o;
+
+		err = bm_alloc(t, OVF_BASE(dp), dp->geom.bregion - dp->geom.nbuckets,
+			       &t->hint_ovf, &o);
+		if (err)
+			return err;
+		c->elems[c->ne++] = dp->geom.nbuckets + o;
+	}
+	for (k = c->ne; k > need; k--) {
+		__u32 e = c->elems[k - 1];
+		struct xtcam_bucket *b = mget(t, XTCAM_MAP_BUCKETS, e);
+
+		if (!b)
+			return -errno;
+		memset(b, 0, sizeof(*b));
+		mdirty(t, XTCAM_MAP_BUCKETS, e);
+		err = bm_free(t, OVF_BASE(dp), e - dp->geom.nbuckets);
+		if (err)
+			return err;
+	}
+	c->ne = need;
+	for (k = 0; k < need; k++) {
+		struct xtcam_bucket *b = mget(t, XTCAM_MAP_BUCKETS, c->elems[k]);
+		__u32 i;
+
+		if (!b)
+			return -errno;
+		memset(b, 0, sizeof(*b));
+		for (i = 0; i < XTCAM_BUCKET_SLOTS && pos < c->ns; i++)
+			b->slot[b->n++] = c->slots[pos++];
+		b->next = k + 1 < need ? c->elems[k + 1] + 1 : 0;
+		mdirty(t, XTCAM_MAP_BUCKETS, c->elems[k]);
+	}
+	return 0;
+}
+
+static int rank_of(struct txn *t, __u32 slot, __u64 *rank)
+{
+	struct xtcam_rec *r = mget(t, XTCAM_MAP_RECORDS, slot);
+
+	if (!r)
+		return -errno;
+	*rank = r->rank;
+	return 0;
+}
+
+static int chain_len(struct txn *t, __u32 bidx, __u32 *len)
+{
+	__u32 e = bidx, n = 0, hops = 0;
+
+	for (;;) {
+		struct xtcam_bucket *b = mget(t, XTCAM_MAP_BUCKETS, e);
+
+		if (!b)
+			return -errno;
+		n += b->n;
+		if (!b->next || ++hops >= XTCAM_MAX_CHAIN)
+			break;
+		e = b->next - 1;
+	}
+	*len = n;
+	return 0;
+}
+
+static int tuple_index(const struct txn *t, __u32 id)
+{
+	__u32 i;
+
+	for (i = 0; i < t->ntup; i++)
+		if (t->tup[i].id == id)
+			return (int)i;
+	return -1;
+}
+
+/* keep tup[] sorted by min_rank: move entry i to its place */
+static int tuple_settle(struct txn *t, int i)
+{
+	struct xtcam_tuple tmp = t->tup[i];
+
+	while (i > 0 && t->tup[i - 1].min_rank > tmp.min_rank) {
+		t->tup[i] = t->tup[i - 1];
+		i--;
+	}
+	while (i + 1 < (int)t->ntup && t->tup[i + 1].min_rank < tmp.min_rank) {
+		t->tup[i] = t->tup[i + 1];
+		i++;
+	}
+	t->tup[i] = tmp;
+	t->tup_dirty = true;
+	return i;
+}
+
+static int tuple_new(struct txn *t, const __u64 *mask, __u64 rank)
+{
+	struct xtcam_tuple *tp;
+
+	if (t->ntup >= XTCAM_MAX_TUPLES)
+		return -ENOSPC;
+	tp = &t->tup[t->ntup++];
+	memset(tp, 0, sizeof(*tp));
+	memcpy(tp->mask, mask, sizeof(tp->mask));
+	tp->min_rank = rank;
+	tp->id = t->gen.next_id++;
+	return tuple_settle(t, (int)t->ntup - 1);
+}
+
+static int tuple_find_mask(const struct txn *t, const __u64 *mask)
+{
+	__u32 i;
+
+	for (i = 0; i < t->ntup; i++)
+		if (!memcmp(t->tup[i].mask, mask, sizeof(t->tup[i].mask)))
+			return (int)i;
+	return -1;
+}
+
+/* TupleMerge insertion: the most specific tuple that covers the rule and
+ * whose bucket has room; else a new tuple with the rule's relaxed mask (or
+ * its full hashable mask if that one is full too); else the least loaded
+ * covering tuple. */
+static int choose_tuple(struct txn *t, const struct xtcam_key *hm,
+			const struct xtcam_key *hv, __u64 rank)
+{
+	int best = -1, best_pop = -1, least = -1, err;
+	__u32 best_len = 0, least_len = UINT32_MAX, i, len = 0;
+	const __u32 hard = XTCAM_MAX_CHAIN * XTCAM_BUCKET_SLOTS;
+	__u64 m[XTCAM_KEY_WORDS];
+
+	for (i = 0; i < t->ntup; i++) {
+		const struct xtcam_tuple *tp = &t->tup[i];
+		int pop;
+
+		if (!covers(tp->mask, hm))
+			continue;
+		err = chain_len(t, bucket_of(t->dp, hv, tp), &len);
+		if (err)
+			return err;
+		if (len < least_len) {
+			least = (int)i;
+			least_len = len;
+		}
+		if (len >= tm_limit())
+			continue;
+		pop = popcount_mask(tp->mask);
+		if (pop > best_pop || (pop == best_pop && len < best_len)) {
+			best = (int)i;
+			best_pop = pop;
+			best_len = len;
+		}
+	}
+	if (best >= 0)
+		return best;
+	relax(hm, m);
+	if (tuple_find_mask(t, m) < 0 && t->ntup < XTCAM_MAX_TUPLES - 1)
+		return tuple_new(t, m, rank);
+	memcpy(m, hm, sizeof(m));
+	if (tuple_find_mask(t, m) < 0 && t->ntup < XTCAM_MAX_TUPLES - 1)
+		return tuple_new(t, m, rank);
+	if (least >= 0 && least_len < hard)
+		return least;
+	/* the last resort, kept free: a tuple that covers everything */
+	memset(m, 0, sizeof(m));
+	i = (__u32)tuple_find_mask(t, m);
+	if ((int)i < 0)
+		return tuple_new(t, m, rank);
+	return -ENOSPC;
+}
+
+static int do_insert(struct txn *t, const struct xtcam_rule *r,
+		     const struct xtcam_action *act, __u32 cnt, bool new_cnt)
+{
+	struct xtcam_dp *dp = t->dp;
+	struct xtcam_key hm, hv;
+	struct xtcam_rec rec, *rp;
+	struct xtcam_action *ap;
+	struct rentry *re;
+	struct chain c;
+	__u32 slot, bidx, pos, tid;
+	int ti, err;
+
+	err = xtcam_rule_compile(r, &rec);
+	if (err) {
+		set_err(t->err, t->errlen, "handle %u: malformed rule", r->handle);
+		return err;
+	}
+	if (act->type == XTCAM_ACT_NONE || act->type >= XTCAM_ACT_MAX) {
+		set_err(t->err, t->errlen, "handle %u: bad action", r->handle);
+		return -EINVAL;
+	}
+	err = bm_alloc(t, SLOT_BASE(dp), dp->geom.nslots, &t->hint_slot, &slot);
+	if (err) {
+		set_err(t->err, t->errlen, "no free rule slot (%u in use)", dp->geom.nslots);
+		return err;
+	}
+	if (new_cnt) {
+		err = bm_alloc(t, CNT_BASE(dp), dp->geom.ncnt, &t->hint_cnt, &cnt);
+		if (err) {
+			set_err(t->err, t->errlen, "no free counter");
+			return err;
+		}
+		err = push_u32(&t->zcnts, &t->nzcnts, &t->capz, cnt);
+		if (err)
+			return err;
+	}
+	rec.cnt = cnt;
+	rp = mget(t, XTCAM_MAP_RECORDS, slot);
+	ap = mget(t, XTCAM_MAP_ACTIONS, slot);
+	if (!rp || !ap)
+		return -errno;
+	*rp = rec;
+	*ap = *act;
+	mdirty(t, XTCAM_MAP_RECORDS, slot);
+	mdirty(t, XTCAM_MAP_ACTIONS, slot);
+
+	hash_view(&rec, &hm, &hv);
+	ti = choose_tuple(t, &hm, &hv, rec.rank);
+	if (ti < 0) {
+		set_err(t->err, t->errlen,
+			"handle %u: no room in the lookup structure (tuples full)",
+			r->handle);
+		return ti;
+	}
+	tid = t->tup[ti].id;
+	bidx = bucket_of(dp, &hv, &t->tup[ti]);
+	err = chain_read(t, bidx, &c);
+	if (err)
+		return err;
+	if (c.ns >= XTCAM_MAX_CHAIN * XTCAM_BUCKET_SLOTS) {
+		set_err(t->err, t->errlen,
+			"handle %u: more than %u rules share one bucket", r->handle,
+			XTCAM_MAX_CHAIN * XTCAM_BUCKET_SLOTS);
+		return -ENOSPC;
+	}
+	for (pos = 0; pos < c.ns; pos++) {
+		__u64 rk = 0;
+
+		err = rank_of(t, c.slots[pos], &rk);
+		if (err)
+			return err;
+		if (rk > rec.rank)
+			break;
+	}
+	memmove(&c.slots[pos + 1], &c.slots[pos], (c.ns - pos) * sizeof(__u32));
+	c.slots[pos] = slot;
+	c.ns++;
+	err = chain_write(t, bidx, &c);
+	if (err)
+		return err;
+
+	t->tup[ti].nrules++;
+	t->tup_dirty = true;
+	if (rec.rank < t->tup[ti].min_rank) {
+		t->tup[ti].min_rank = rec.rank;
+		tuple_settle(t, ti);
+	}
+	re = rget(t, r->handle);
+	if (!re)
+		return -errno;
+	re->absent = false;
+	re->dirty = true;
+	re->v.slot = slot;
+	re->v.tuple = tid;
+	t->gen.nrules++;
+	t->gen.nentries += rec.entries;
+	return 0;
+}
+
+static int do_remove(struct txn *t, __u32 handle, __u32 *cnt_out)
+{
+	struct xtcam_key hm, hv;
+	struct xtcam_rec *rp;
+	struct rentry *re = rget(t, handle);
+	struct chain c;
+	__u32 bidx, i;
+	int ti, err;
+
+	if (!re)
+		return -errno;
+	if (re->absent)
+		return -ENOENT;
+	rp = mget(t, XTCAM_MAP_RECORDS, re->v.slot);
+	if (!rp)
+		return -errno;
+	ti = tuple_index(t, re->v.tuple);
+	if (ti < 0)
+		return -EUCLEAN;
+	hash_view(rp, &hm, &hv);
+	bidx = bucket_of(t->dp, &hv, &t->tup[ti]);
+	err = chain_read(t, bidx, &c);
+	if (err)
+		return err;
+	for (i = 0; i < c.ns && c.slots[i] != re->v.slot; i++)
+		;
+	if (i == c.ns)
+		return -EUCLEAN;
+	memmove(&c.slots[i], &c.slots[i + 1], (c.ns - i - 1) * sizeof(__u32));
+	c.ns--;
+	err = chain_write(t, bidx, &c);
+	if (err)
+		return err;
+	if (--t->tup[ti].nrules == 0) {
+		memmove(&t->tup[ti], &t->tup[ti + 1],
+			(t->ntup - ti - 1) * sizeof(t->tup[0]));
+		t->ntup--;
+	}
+	t->tup_dirty = true;
+	err = push_u32(&t->fslots, &t->nfslots, &t->capf, re->v.slot);
+	if (err)
+		return err;
+	t->gen.nrules--;
+	t->gen.nentries -= rp->entries;
+	*cnt_out = rp->cnt;
+	re->absent = true;
+	re->dirty = true;
+	return 0;
+}
+
+/* --- commit ---------------------------------------------------------------- */
+
+static int write_mirror(struct txn *t, int m, __u32 gen)
+{
+	struct mirror *mr = &t->mr[m];
+	size_t i, n = 0, cap = 0;
+	__u64 *keys = NULL;
+	char *vals = NULL;
+	int err;
+
+	if (!mr->buf)
+		return 0;
+	for (i = 0; i < (mr->n + 63) / 64; i++)
+		cap += __builtin_popcountll(mr->dirty[i]);
+	if (!cap)
+		return 0;
+	keys = malloc(cap * sizeof(*keys));
+	vals = malloc(cap * mr->usz);
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < mr->n; i++) {
+		if (!(mr->dirty[i / 64] >> (i % 64) & 1)) {
+			if (!mr->dirty[i / 64])
+				i |= 63;
+			continue;
+		}
+		keys[n] = dp_is_gen_map(m) ? dp_abs_key(t->dp, m, i, gen) : i;
+		memcpy(vals + n * mr->usz, mr->buf + i * mr->usz, mr->usz);
+		n++;
+	}
+	err = dp_write(t->dp, m, keys, vals, n);
+out:
+	free(keys);
+	free(vals);
+	return err;
+}
+
+static int write_gen(struct txn *t, __u32 gen)
+{
+	struct xtcam_dp *dp = t->dp;
+	struct u64map_ent *e;
+	size_t nd = 0, nu = 0, cap = t->rules.n;
+	__u64 *dk = NULL, *uk = NULL;
+	struct xtcam_hval *uv = NULL;
+	int err = 0;
+
+	if (cap) {
+		dk = malloc(cap * sizeof(*dk));
+		uk = malloc(cap * sizeof(*uk));
+		uv = malloc(cap * sizeof(*uv));
+		if (!dk || !uk || !uv) {
+			err = -ENOMEM;
+			goto out;
+		}
+		u64map_for_each(&t->rules, e) {
+			struct rentry *re = e->val;
+
+			if (!re->dirty)
+				continue;
+			if (re->absent) {
+				dk[nd++] = dp_abs_key(dp, XTCAM_MAP_RULES, e->key, gen);
+			} else {
+				uk[nu] = dp_abs_key(dp, XTCAM_MAP_RULES, e->key, gen);
+				uv[nu++] = re->v;
+			}
+		}
+	}
+	err = dp_del(dp, XTCAM_MAP_RULES, dk, nd);
+	if (!err)
+		err = dp_write(dp, XTCAM_MAP_RULES, uk, uv, nu);
+	if (!err)
+		err = write_mirror(t, XTCAM_MAP_BUCKETS, gen);
+	if (!err)
+		err = write_mirror(t, XTCAM_MAP_ALLOC, gen);
+	if (!err && t->tup_dirty) {
+		__u32 n = t->ntup > t->ntup_orig ? t->ntup : t->ntup_orig, i;
+		__u64 *keys = malloc(n * sizeof(*keys) + 1);
+		struct xtcam_tuple *vals = calloc(n + 1, sizeof(*vals));
+
+		if (!keys || !vals) {
+			err = -ENOMEM;
+		} else {
+			for (i = 0; i < n; i++) {
+				keys[i] = dp_abs_key(dp, XTCAM_MAP_TUPLES, i, gen);
+				if (i < t->ntup)
+					vals[i] = t->tup[i];
+			}
+			err = dp_write(dp, XTCAM_MAP_TUPLES, keys, vals, n);
+		}
+		free(keys);
+		free(vals);
+	}
+	if (!err) {
+		t->gen.ntuples = t->ntup;
+		err = dp_write1(dp, XTCAM_MAP_GENS, gen, &t->gen);
+	}
+out:
+	free(dk);
+	free(uk);
+	free(uv);
+	return err;
+}
+
+static int zero_counters(struct txn *t)
+{
+	struct xtcam_dp *dp = t->dp;
+	size_t usz = dp_usz(dp, XTCAM_MAP_COUNTERS), i;
+	__u64 *keys;
+	void *vals;
+	int err;
+
+	if (!t->nzcnts)
+		return 0;
+	keys = malloc(t->nzcnts * sizeof(*keys));
+	vals = calloc(t->nzcnts, usz);
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -ENOMEM;
+	}
+	for (i = 0; i < t->nzcnts; i++)
+		keys[i] = t->zcnts[i];
+	err = dp_write(dp, XTCAM_MAP_COUNTERS, keys, vals, t->nzcnts);
+	free(keys);
+	free(vals);
+	return err;
+}
+
+static int txn_commit(struct txn *t)
+{
+	struct xtcam_dp *dp = t->dp;
+	__u32 newgen = !dp->cfg.gen;
+	size_t i;
+	int err;
+
+	/* slots and counters freed here were in use by the active generation:
+	 * they become free for the next change, not this one */
+	for (i = 0; i < t->nfslots; i++)
+		if ((err = bm_free(t, SLOT_BASE(dp), t->fslots[i])))
+			return err;
+	for (i = 0; i < t->nfcnts; i++)
+		if ((err = bm_free(t, CNT_BASE(dp), t->fcnts[i])))
+			return err;
+
+	/* 1. what nothing refers to yet: records, actions, fresh counters */
+	err = write_mirror(t, XTCAM_MAP_RECORDS, 0);
+	if (!err)
+		err = write_mirror(t, XTCAM_MAP_ACTIONS, 0);
+	if (!err)
+		err = zero_counters(t);
+	if (err)
+		return err;
+	/* 2. the inactive generation, then the flip */
+	dp->cfg.dirty = 1;
+	err = dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
+	if (!err)
+		err = write_gen(t, newgen);
+	if (err)
+		return err;
+	dp->cfg.gen = newgen;
+	err = dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
+	if (err)
+		return err;
+	/* 3. once no packet can still be in the old generation, bring it up
+	 * to date */
+	err = dp_sync(dp);
+	if (!err)
+		err = write_gen(t, !newgen);
+	if (err)
+		return err;
+	dp->cfg.dirty = 0;
+	return dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
+}
+
+/* A change was interrupted: make the inactive generation a copy of the
+ * active one. */
+static int recover(struct xtcam_dp *dp)
+{
+	__u32 a = dp->cfg.gen, b = !a;
+	size_t n, i, j, nk = 0;
+	__u64 *keys = NULL, *wk = NULL, *dk = NULL;
+	struct xtcam_hval *vals = NULL, *wv = NULL;
+	size_t nw = 0, nd = 0;
+	void *buf = NULL;
+	__u64 *idx = NULL;
+	int err, m;
+	const int maps[] = { XTCAM_MAP_TUPLES, XTCAM_MAP_BUCKETS, XTCAM_MAP_ALLOC };
+
+	for (j = 0; j < sizeof(maps) / sizeof(maps[0]); j++) {
+		m = maps[j];
+		n = m == XTCAM_MAP_TUPLES ? XTCAM_MAX_TUPLES : mirror_len(dp, m);
+		buf = malloc(n * dp_usz(dp, m));
+		idx = malloc(n * sizeof(*idx));
+		if (!buf || !idx) {
+			err = -ENOMEM;
+			goto out;
+		}
+		err = dp_read_range(dp, m, dp_abs_key(dp, m, 0, a), n, buf);
+		if (err)
+			goto out;
+		for (i = 0; i < n; i++)
+			idx[i] = dp_abs_key(dp, m, i, b);
+		err = dp_write(dp, m, idx, buf, n);
+		if (err)
+			goto out;
+		free(buf);
+		free(idx);
+		buf = idx = NULL;
+	}
+	err = dp_dump_rules(dp, &keys, &vals, &nk);
+	if (err)
+		goto out;
+	wk = malloc((nk + 1) * sizeof(*wk));
+	wv = malloc((nk + 1) * sizeof(*wv));
+	dk = malloc((nk + 1) * sizeof(*dk));
+	if (!wk || !wv || !dk) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nk; i++) {
+		if ((keys[i] >> 32) == b) {
+			dk[nd++] = keys[i];
+		} else {
+			wk[nw] = dp_abs_key(dp, XTCAM_MAP_RULES, (__u32)keys[i], b);
+			wv[nw++] = vals[i];
+		}
+	}
+	err = dp_del(dp, XTCAM_MAP_RULES, dk, nd);
+	if (!err)
+		err = dp_write(dp, XTCAM_MAP_RULES, wk, wv, nw);
+	if (!err) {
+		struct xtcam_gen g;
+
+		err = dp_read(dp, XTCAM_MAP_GENS, a, &g);
+		if (!err)
+			err = dp_write1(dp, XTCAM_MAP_GENS, b, &g);
+	}
+	if (!err) {
+		dp->cfg.dirty = 0;
+		err = dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
+	}
+out:
+	free(buf);
+	free(idx);
+	free(keys);
+	free(vals);
+	free(wk);
+	free(wv);
+	free(dk);
+	return err;
+}
+
+int xtcam_dp_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
+		   size_t n, char *err, size_t errlen)
+{
+	struct txn t;
+	size_t i;
+	int e;
+
+	if (err && errlen)
+		err[0] = 0;
+	e = txn_begin(&t, dp, err, errlen);
+	for (i = 0; !e && i < n; i++) {
+		const struct xtcam_dp_op *op = &ops[i];
+		struct rentry *re;
+		__u32 h = op->cmd == XTCAM_DP_DEL ? op->handle :
+			  op->rule ? op->rule->handle : 0, cnt = 0;
+
+		if (op->cmd != XTCAM_DP_DEL && !op->rule) {
+			e = -EINVAL;
+			break;
+		}
+		re = rget(&t, h);
+		if (!re) {
+			e = -errno;
+			break;
+		}
+		switch (op->cmd) {
+		case XTCAM_DP_ADD:
+			if (!re->absent) {
+				set_err(err, errlen, "handle %u: in use", h);
+				e = -EEXIST;
+				break;
+			}
+			e = do_insert(&t, op->rule, &op->act, 0, true);
+			break;
+		case XTCAM_DP_DEL:
+		case XTCAM_DP_REPLACE:
+			if (re->absent) {
+				set_err(err, errlen, "handle %u: no such rule", h);
+				e = -ENOENT;
+				break;
+			}
+			e = do_remove(&t, h, &cnt);
+			if (e)
+				break;
+			if (op->cmd == XTCAM_DP_DEL)
+				e = push_u32(&t.fcnts, &t.nfcnts, &t.capc, cnt);
+			else
+				e = do_insert(&t, op->rule, &op->act, cnt, false);
+			break;
+		default:
+			e = -EINVAL;
+		}
+	}
+	if (!e && t.gen.nentries > dp->geom.capacity) {
+		set_err(err, errlen, "needs %u entries, block holds %u",
+			t.gen.nentries, dp->geom.capacity);
+		e = -ENOSPC;
+	}
+	if (!e)
+		e = txn_commit(&t);
+	txn_free(&t);
+	return e;
+}
+
+int xtcam_dp_set_default(struct xtcam_dp *dp, const struct xtcam_action *a)
+{
+	struct txn t;
+	int e;
+
+	if (a->type == XTCAM_ACT_NONE || a->type >= XTCAM_ACT_MAX)
+		return -EINVAL;
+	e = txn_begin(&t, dp, NULL, 0);
+	if (!e) {
+		t.gen.dflt = *a;
+		e = txn_commit(&t);
+	}
+	txn_free(&t);
+	return e;
+}
+
+/* --- reading back ---------------------------------------------------------- */
+
+static int sum_counter(struct xtcam_dp *dp, int m, __u32 idx, struct xtcam_counter *c)
+{
+	size_t usz = dp_usz(dp, m), step = (sizeof(*c) + 7) & ~7ul;
+	char *buf = malloc(usz);
+	int i, err;
+
+	if (!buf)
+		return -ENOMEM;
+	err = dp_read(dp, m, idx, buf);
+	memset(c, 0, sizeof(*c));
+	for (i = 0; !err && i < dp->ncpus; i++) {
+		const struct xtcam_counter *p = (const void *)(buf + i * step);
+
+		c->packets += p->packets;
+		c->bytes += p->bytes;
+		if (p->last_hit > c->last_hit)
+			c->last_hit = p->last_hit;
+	}
+	free(buf);
+	return err;
+}
+
+int xtcam_dp_rule_record(struct xtcam_dp *dp, __u32 handle,
+			 struct xtcam_rec *rec, struct xtcam_action *act)
+{
+	struct xtcam_hval hv;
+	int err;
+
+	err = dp_read(dp, XTCAM_MAP_RULES,
+		      dp_abs_key(dp, XTCAM_MAP_RULES, handle, dp->cfg.gen), &hv);
+	if (err)
+		return err;
+	if (rec && (err = dp_read(dp, XTCAM_MAP_RECORDS, hv.slot, rec)))
+		return err;
+	if (act && (err = dp_read(dp, XTCAM_MAP_ACTIONS, hv.slot, act)))
+		return err;
+	return 0;
+}
+
+int xtcam_dp_rule_counters(struct xtcam_dp *dp, __u32 handle,
+			   struct xtcam_counter *c)
+{
+	struct xtcam_rec rec;
+	int err = xtcam_dp_rule_record(dp, handle, &rec, NULL);
+
+	if (err)
+		return err;
+	return sum_counter(dp, XTCAM_MAP_COUNTERS, rec.cnt, c);
+}
+
+int xtcam_dp_stat(struct xtcam_dp *dp, enum xtcam_stat s, struct xtcam_counter *c)
+{
+	return sum_counter(dp, XTCAM_MAP_STATS, s, c);
+}
+
+int xtcam_dp_counters_reset(struct xtcam_dp *dp)
+{
+	int maps[] = { XTCAM_MAP_COUNTERS, XTCAM_MAP_STATS }, err = 0;
+	size_t j;
+
+	for (j = 0; !err && j < 2; j++) {
+		int m = maps[j];
+		size_t n = dp->max[m], i;
+		__u64 *keys = malloc(n * sizeof(*keys));
+		void *vals = calloc(n, dp_usz(dp, m));
+
+		if (!keys || !vals)
+			err = -ENOMEM;
+		for (i = 0; !err && i < n; i++)
+			keys[i] = i;
+		if (!err)
+			err = dp_write(dp, m, keys, vals, n);
+		free(keys);
+		free(vals);
+	}
+	return err;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int xtcam_dp_handles(struct xtcam_dp *dp, __u32 **out, size_t *nout)
+{
+	__u64 *keys;
+	struct xtcam_hval *vals;
+	size_t n, i, k = 0;
+	__u32 *h;
+	int err = dp_dump_rules(dp, &keys, &vals, &n);
+
+	if (err)
+		return err;
+	h = malloc((n + 1) * sizeof(*h));
+	if (!h) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if ((keys[i] >> 32) == dp->cfg.gen)
+			h[k++] = (__u32)keys[i];
+	qsort(h, k, sizeof(*h), cmp_u32);
+	*out = h;
+	*nout = k;
+out:
+	free(keys);
+	free(vals);
+	return err;
+}
+
+int xtcam_dp_info(struct xtcam_dp *dp, struct xtcam_dp_info *info, bool scan)
+{
+	struct xtcam_gen g;
+	int err = dp_read(dp, XTCAM_MAP_GENS, dp->cfg.gen, &g);
+
+	if (err)
+		return err;
+	memset(info, 0, sizeof(*info));
+	info->nrules = g.nrules;
+	info->nentries = g.nentries;
+	info->ntuples = g.ntuples;
+	info->capacity = dp->geom.capacity;
+	info->dflt = g.dflt;
+	info->gen = dp->cfg.gen;
+	if (scan) {
+		size_t n = dp->geom.bregion, i;
+		struct xtcam_bucket *b = malloc(n * sizeof(*b));
+
+		if (!b)
+			return -ENOMEM;
+		err = dp_read_range(dp, XTCAM_MAP_BUCKETS,
+				    dp_abs_key(dp, XTCAM_MAP_BUCKETS, 0, dp->cfg.gen), n, b);
+		for (i = 0; !err && i < dp->geom.nbuckets; i++) {
+			__u32 len = 1, e = (__u32)i;
+
+			if (!b[i].n)
+				continue;
+			info->buckets_used++;
+			while (b[e].next && len < XTCAM_MAX_CHAIN) {
+				e = b[e].next - 1;
+				if (e >= n)
+					break;
+				len++;
+				info->overflow_used++;
+			}
+			if (len > info->max_chain)
+				info->max_chain = len;
+		}
+		free(b);
+	}
+	return err;
+}
+
+__u64 xtcam_dp_classify(struct xtcam_dp *dp, const struct xtcam_key *k,
+			__u32 *handle, unsigned int *probes)
+{
+	struct xtcam_tuple tup[XTCAM_MAX_TUPLES];
+	__u64 best = XTCAM_RANK_NONE;
+	__u32 gen = dp->cfg.gen, i;
+	struct xtcam_gen g;
+	unsigned int np = 0;
+
+	if (dp_read(dp, XTCAM_MAP_GENS, gen, &g) || g.ntuples > XTCAM_MAX_TUPLES ||
+	    dp_read_range(dp, XTCAM_MAP_TUPLES,
+			  dp_abs_key(dp, XTCAM_MAP_TUPLES, 0, gen), g.ntuples, tup))
+		return XTCAM_RANK_NONE;
+	for (i = 0; i < g.ntuples; i++) {
+		__u32 e = (__u32)(xtcam_hash((const __u64 *)k, tup[i].mask, tup[i].id) &
+				  (dp->geom.nbuckets - 1));
+		unsigned int hops = 0;
+
+		if (tup[i].min_rank >= best)
+			break;
+		np++;
+		for (;;) {
+			struct xtcam_bucket b;
+			__u32 j;
+			bool done = false;
+
+			if (dp_read(dp, XTCAM_MAP_BUCKETS,
+				    dp_abs_key(dp, XTCAM_MAP_BUCKETS, e, gen), &b))
+				break;
+			for (j = 0; j < b.n && j < XTCAM_BUCKET_SLOTS; j++) {
+				struct xtcam_rec r;
+
+				if (dp_read(dp, XTCAM_MAP_RECORDS, b.slot[j], &r))
+					continue;
+				if (r.rank >= best) {
+					done = true;
+					break;
+				}
+				if (xtcam_rec_match(&r, k)) {
+					best = r.rank;
+					done = true;
+					break;
+				}
+			}
+			if (done || !b.next || ++hops >= XTCAM_MAX_CHAIN)
+				break;
+			e = b.next - 1;
+		}
+	}
+	if (handle)
+		*handle = best == XTCAM_RANK_NONE ? 0 : (__u32)best;
+	if (probes)
+		*probes = np;
+	return best;
+}
+
+/* --- invariants (tests) ------------------------------------------------- */
+
+static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
+{
+	size_t nb = dp->geom.bregion, nk = 0, i, total = 0;
+	struct xtcam_bucket *b = malloc(nb * sizeof(*b));
+	__u8 *seen = calloc(dp->geom.nslots, 1);
+	__u8 *elem_used = calloc(nb, 1);
+	__u64 *keys = NULL, *alloc = malloc(dp->geom.alloc_words * 8);
+	struct xtcam_hval *vals = NULL;
+	struct xtcam_tuple tup[XTCAM_MAX_TUPLES];
+	__u32 tcount[XTCAM_MAX_TUPLES] = { 0 };
+	__u64 entries = 0;
+	struct xtcam_gen g;
+	int e = -ENOMEM;
+
+#define FAIL(...) do { set_err(err, errlen, __VA_ARGS__); e = -EUCLEAN; goto out; } while (0)
+	if (!b || !seen || !elem_used || !alloc)
+		goto out;
+	if ((e = dp_read(dp, XTCAM_MAP_GENS, gen, &g)) ||
+	    (e = dp_read_range(dp, XTCAM_MAP_TUPLES,
+			       dp_abs_key(dp, XTCAM_MAP_TUPLES, 0, gen), g.ntuples, tup)) ||
+	    (e = dp_read_range(dp, XTCAM_MAP_BUCKETS,
+			       dp_abs_key(dp, XTCAM_MAP_BUCKETS, 0, gen), nb, b)) ||
+	    (e = dp_read_range(dp, XTCAM_MAP_ALLOC,
+			       dp_abs_key(dp, XTCAM_MAP_ALLOC, 0, gen),
+			       dp->geom.alloc_words, alloc)) ||
+	    (e = dp_dump_rules(dp, &keys, &vals, &nk)))
+		goto out;
+	for (i = 1; i < g.ntuples; i++)
+		if (tup[i - 1].min_rank > tup[i].min_rank)
+			FAIL("gen %u: tuples not sorted at %zu", gen, i);
+	/* walk every chain: sorted, each slot once */
+	for (i = 0; i < dp->geom.nbuckets; i++) {
+		__u32 el = (__u32)i, hops = 0;
+		__u64 last = 0;
+
+		for (;;) {
+			__u32 j;
+
+			if (elem_used[el])
+				FAIL("gen %u: bucket element %u in two chains", gen, el);
+			elem_used[el] = 1;
+			if (el >= dp->geom.nbuckets &&
+			    !BIT_TEST(alloc + OVF_BASE(dp), el - dp->geom.nbuckets))
+				FAIL("gen %u: overflow element %u not allocated", gen, el);
+			for (j = 0; j < b[el].n; j++) {
+				struct xtcam_rec r;
+				__u32 s = b[el].slot[j];
+
+				if (s >= dp->geom.nslots || seen[s])
+					FAIL("gen %u: slot %u twice or out of range", gen, s);
+				seen[s] = 1;
+				total++;
+				if ((e = dp_read(dp, XTCAM_MAP_RECORDS, s, &r)))
+					goto out;
+				if (r.rank <= last && (j || hops))
+					FAIL("gen %u: bucket %zu not sorted", gen, i);
+				last = r.rank;
+				if (!BIT_TEST(alloc + SLOT_BASE(dp), s))
+					FAIL("gen %u: slot %u in use but free", gen, s);
+				if (!BIT_TEST(alloc + CNT_BASE(dp), r.cnt))
+					FAIL("gen %u: counter %u in use but free", gen, r.cnt);
+			}
+			if (!b[el].next)
+				break;
+			if (++hops >= XTCAM_MAX_CHAIN)
+				FAIL("gen %u: chain too long at %zu", gen, i);
+			el = b[el].next - 1;
+			if (el < dp->geom.nbuckets || el >= nb)
+				FAIL("gen %u: bad next in chain %zu", gen, i);
+		}
+	}
+	/* every registered rule sits in the bucket its tuple says */
+	{
+		size_t nr = 0;
+
+		for (i = 0; i < nk; i++) {
+			struct xtcam_key hm, hv;
+			struct xtcam_rec r;
+			__u32 t, el, hops = 0, found = 0;
+
+			if ((keys[i] >> 32) != gen)
+				continue;
+			nr++;
+			if ((e = dp_read(dp, XTCAM_MAP_RECORDS, vals[i].slot, &r)))
+				goto out;
+			if ((__u32)r.rank != (__u32)keys[i])
+				FAIL("gen %u: handle %u has record of handle %u", gen,
+				     (__u32)keys[i], (__u32)r.rank);
+			for (t = 0; t < g.ntuples && tup[t].id != vals[i].tuple; t++)
+				;
+			if (t == g.ntuples)
+				FAIL("gen %u: handle %u in missing tuple %u", gen,
+				     (__u32)keys[i], vals[i].tuple);
+			hash_view(&r, &hm, &hv);
+			if (!covers(tup[t].mask, &hm))
+				FAIL("gen %u: tuple %u does not cover handle %u", gen,
+				     tup[t].id, (__u32)keys[i]);
+			if (tup[t].min_rank > r.rank)
+				FAIL("gen %u: tuple %u min_rank above a member", gen, tup[t].id);
+			tcount[t]++;
+			entries += r.entries;
+			el = bucket_of(dp, &hv, &tup[t]);
+			for (;;) {
+				__u32 j;
+
+				for (j = 0; j < b[el].n; j++)
+					if (b[el].slot[j] == vals[i].slot)
+						found++;
+				if (!b[el].next || ++hops >= XTCAM_MAX_CHAIN)
+					break;
+				el = b[el].next - 1;
+			}
+			if (found != 1)
+				FAIL("gen %u: handle %u found %u times in its bucket", gen,
+				     (__u32)keys[i], found);
+		}
+		if (nr != g.nrules || total != g.nrules)
+			FAIL("gen %u: %zu registered, %zu in buckets, header says %u",
+			     gen, nr, total, g.nrules);
+		if (entries != g.nentries)
+			FAIL("gen %u: entries %llu, header says %u", gen,
+			     (unsigned long long)entries, g.nentries);
+		for (i = 0; i < g.ntuples; i++)
+			if (tcount[i] != tup[i].nrules || !tcount[i])
+				FAIL("gen %u: tuple %u has %u rules, says %u", gen,
+				     tup[i].id, tcount[i], tup[i].nrules);
+	}
+	e = 0;
+out:
+#undef FAIL
+	free(b);
+	free(seen);
+	free(elem_used);
+	free(keys);
+	free(vals);
+	free(alloc);
+	return e;
+}
+
+int xtcam_dp_verify(struct xtcam_dp *dp, char *err, size_t errlen)
+{
+	int e = verify_gen(dp, dp->cfg.gen, err, errlen);
+
+	if (!e)
+		e = verify_gen(dp, !dp->cfg.gen, err, errlen);
+	return e;
+}

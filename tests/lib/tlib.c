@@ -149,8 +149,8 @@ void t_gen_rule(struct t_rng *g, enum t_shape shape, uint32_t handle,
 	case T_SHAPE_V4_5TUPLE:
 		if (t_below(g, 5))
 			t_match_ip4(r, true, pool4(g), v4_plens[t_below(g, 12)]);
-		if (t_below(g, 5))
-			t_match_ip4(r, false, pool4(g), v4_plens[t_below(g, 12)]);
+		if (t_below(g, 5) || !r->mask.src_ip[0])
+			t_match_ip4(r, false, pool4(g), 16 + 8 * (int)t_below(g, 3));
 		if (t_below(g, 4)) {
 			t_match_ethtype(r, 0x0800);
 			t_match_proto(r, protos[t_below(g, 3)]);
@@ -227,11 +227,12 @@ void t_gen_rule(struct t_rng *g, enum t_shape shape, uint32_t handle,
 
 			r->mask.flags = f < 2 ? XTCAM_F_FRAG : XTCAM_F_FIRSTFRAG;
 			r->value.flags = (f & 1) ? r->mask.flags : 0;
-		} else {                 /* eth_type only, arp or ipv6 */
+		} else if (t_below(g, 8) == 0) { /* eth_type only, arp or ipv6 */
 			t_match_ethtype(r, t_below(g, 2) ? 0x0806 : 0x86dd);
 		}
-		if (c != 0 && c != 7 && t_below(g, 2))
-			t_match_ip4(r, t_below(g, 2), pool4(g), v4_plens[t_below(g, 12)]);
+		if (((c == 2 || c == 3) && t_below(g, 2)) || c == 0 || c == 1 ||
+		    (c >= 4 && c <= 6) || (c == 7 && !r->mask.eth_type))
+			t_match_ip4(r, t_below(g, 2), pool4(g), 16 + 8 * (int)t_below(g, 3));
 		break;
 	}
 	case T_SHAPE_FEW_MASKS: {

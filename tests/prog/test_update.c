@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * Changes to a loaded block: capacity refusals that leave the block as it
+ * was, batches that fail half way and change nothing, and random churn
+ * (adds, deletes, replaces) checked against the reference after each batch.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <linux/bpf.h>
+#include <stdlib.h>
+#include <string.h>
+#include "xtcam/compile.h"
+#include "xtcam/dp.h"
+#include "tlib.h"
+
+static void need_bpf(void)
+{
+	if (!t_have_bpf())
+		cr_skip_test("needs root to load BPF programs");
+	cr_assert_eq(t_pin_cpu(0), 0);
+}
+
+TestSuite(update, .init = need_bpf);
+
+static struct xtcam_dp_op add_op(const struct xtcam_rule *r)
+{
+	return (struct xtcam_dp_op){ .cmd = XTCAM_DP_ADD, .rule = r,
+				     .act = { .type = r->action.type } };
+}
+
+static uint32_t classify_frame(struct xtcam_dp *dp, const struct pkt_spec *s,
+			       uint64_t *rank)
+{
+	struct xtcam_scratch sc;
+	struct pkt p;
+	uint32_t ret;
+
+	pkt_build(s, NULL, &p);
+	cr_assert_eq(t_xdp_run(xtcam_dp_parse_fd(dp), p.buf, (uint32_t)p.len, &ret), 0);
+	cr_assert_eq(t_scratch(dp, &sc), 0);
+	*rank = sc.result_rank;
+	return ret;
+}
+
+/* 1024-65535 takes 6 TCAM entries */
+static void range_rule(struct xtcam_rule *r, uint32_t h)
+{
+	t_rule(r, 10, h);
+	t_match_ethtype(r, 0x0800);
+	t_match_proto(r, IPPROTO_TCP);
+	t_match_ip4(r, false, 0x0a000000u + h, 32);
+	r->dport_lo = 1024;
+	r->dport_hi = 65535;
+	r->keywords |= XTCAM_KW_BIT(XTCAM_KW_DST_PORT);
+	r->action.type = XTCAM_ACT_DROP;
+}
+
+Test(update, capacity_refused_whole)
+{
+	struct xtcam_block_spec spec = { .capacity = 100 };
+	struct xtcam_rule r[20];
+	struct xtcam_dp_op ops[20];
+	struct xtcam_dp_info before, after;
+	struct pkt_spec s;
+	uint32_t *h1, *h2;
+	size_t n1, n2;
+	uint64_t rank;
+	struct xtcam_dp *dp;
+	char err[256];
+	int i, e;
+
+	cr_assert_eq(xtcam_dp_create(&spec, XTCAM_DP_DEBUG, &dp), 0);
+	for (i = 0; i < 17; i++) {
+		range_rule(&r[i], (uint32_t)i + 1);
+		cr_assert_eq(xtcam_rule_entries(&r[i]), 6, "1024-65535 is 6 prefixes");
+		ops[i] = add_op(&r[i]);
+	}
+	cr_assert_eq(xtcam_dp_apply(dp, ops, 15, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_dp_info(dp, &before, false), 0);
+	cr_assert_eq(before.nentries, 90);
+	cr_assert_eq(before.nrules, 15);
+
+	e = xtcam_dp_apply(dp, ops + 15, 2, err, sizeof(err));
+	cr_assert_eq(e, -ENOSPC, "102 entries do not fit in 100: %d", e);
+	cr_assert_str_eq(err, "needs 102 entries, block holds 100");
+	cr_assert_eq(xtcam_dp_info(dp, &after, false), 0);
+	cr_assert_eq(after.nentries, 90, "old entries untouched");
+	cr_assert_eq(after.nrules, 15);
+	cr_assert_eq(after.gen, before.gen, "no generation flip happened");
+	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), 0, "%s", err);
+
+	/* a refused rule does not classify; a kept one still does */
+	pkt_spec_init(&s);
+	s.proto = IPPROTO_TCP;
+	s.dport = 5000;
+	s.daddr[3] = 16;            /* 10.0.0.16: handle 16, refused */
+	cr_assert_eq(classify_frame(dp, &s, &rank), XDP_PASS);
+	cr_assert_eq(rank, XTCAM_RANK_NONE);
+	s.daddr[3] = 3;
+	cr_assert_eq(classify_frame(dp, &s, &rank), XDP_DROP);
+	cr_assert_eq((uint32_t)rank, 3);
+
+	/* deleting makes room, then the same batch fits */
+	ops[17] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_DEL, .handle = 1 };
+	cr_assert_eq(xtcam_dp_apply(dp, ops + 17, 1, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_dp_apply(dp, ops + 15, 1, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_dp_info(dp, &after, false), 0);
+	cr_assert_eq(after.nentries, 90);
+	cr_assert_eq(xtcam_dp_handles(dp, &h1, &n1), 0);
+	cr_assert_eq(n1, 15);
+	cr_assert_eq(h1[0], 2);
+	cr_assert_eq(h1[14], 16);
+	free(h1);
+	(void)h2;
+	(void)n2;
+	xtcam_dp_free(dp);
+}
+
+Test(update, batch_fails_halfway_changes_nothing)
+{
+	struct xtcam_block_spec spec = { .capacity = 1000 };
+	struct xtcam_rule r[4];
+	struct xtcam_dp_op ops[4];
+	struct xtcam_dp *dp;
+	uint32_t *h;
+	size_t n;
+	char err[256];
+	int i;
+
+	cr_assert_eq(xtcam_dp_create(&spec, XTCAM_DP_DEBUG, &dp), 0);
+	for (i = 0; i < 4; i++) {
+		range_rule(&r[i], (uint32_t)i + 1);
+		ops[i] = add_op(&r[i]);
+	}
+	cr_assert_eq(xtcam_dp_apply(dp, ops, 2, err, sizeof(err)), 0);
+	/* add 3, add 4, then delete 9 (unknown): nothing may change */
+	ops[2] = add_op(&r[2]);
+	ops[3] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_DEL, .handle = 9 };
+	cr_assert_eq(xtcam_dp_apply(dp, ops + 2, 2, err, sizeof(err)), -ENOENT);
+	cr_assert_str_eq(err, "handle 9: no such rule");
+	cr_assert_eq(xtcam_dp_handles(dp, &h, &n), 0);
+	cr_assert_eq(n, 2, "still two rules");
+	free(h);
+	/* adding a handle in use */
+	ops[0] = add_op(&r[1]);
+	cr_assert_eq(xtcam_dp_apply(dp, ops, 1, err, sizeof(err)), -EEXIST);
+	cr_assert_str_eq(err, "handle 2: in use");
+	/* replace of an unknown handle */
+	ops[0] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_REPLACE, .rule = &r[3],
+				       .act = { .type = XTCAM_ACT_PASS } };
+	cr_assert_eq(xtcam_dp_apply(dp, ops, 1, err, sizeof(err)), -ENOENT);
+	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), 0, "%s", err);
+	xtcam_dp_free(dp);
+}
+
+Test(update, replace_keeps_counters)
+{
+	struct xtcam_block_spec spec = { .capacity = 100 };
+	struct xtcam_rule r, r2;
+	struct xtcam_dp_op op;
+	struct xtcam_counter c;
+	struct pkt_spec s;
+	struct xtcam_dp *dp;
+	uint64_t rank;
+	char err[256];
+
+	cr_assert_eq(xtcam_dp_create(&spec, XTCAM_DP_DEBUG, &dp), 0);
+	range_rule(&r, 5);
+	op = add_op(&r);
+	cr_assert_eq(xtcam_dp_apply(dp, &op, 1, err, sizeof(err)), 0);
+	pkt_spec_init(&s);
+	s.proto = IPPROTO_TCP;
+	s.dport = 2000;
+	s.daddr[3] = 5;
+	cr_assert_eq(classify_frame(dp, &s, &rank), XDP_DROP);
+	cr_assert_eq(classify_frame(dp, &s, &rank), XDP_DROP);
+	/* same handle, new prio, new action, narrower range */
+	r2 = r;
+	r2.prio = 3;
+	r2.dport_lo = r2.dport_hi = 2000;
+	op = (struct xtcam_dp_op){ .cmd = XTCAM_DP_REPLACE, .rule = &r2,
+				   .act = { .type = XTCAM_ACT_TX } };
+	cr_assert_eq(xtcam_dp_apply(dp, &op, 1, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(classify_frame(dp, &s, &rank), XDP_TX, "the new action");
+	cr_assert_eq(rank, XTCAM_RANK(3, 5), "the new prio");
+	cr_assert_eq(xtcam_dp_rule_counters(dp, 5, &c), 0);
+	cr_assert_eq(c.packets, 3, "counters kept across replace: %llu",
+		     (unsigned long long)c.packets);
+	s.dport = 2001;
+	cr_assert_eq(classify_frame(dp, &s, &rank), XDP_PASS, "the new match");
+	xtcam_dp_free(dp);
+}
+
+/* random churn against the reference */
+Test(update, churn_against_reference, .timeout = 600)
+{
+	uint64_t seed = t_seed(0xc4u);
+	struct t_rng g = { seed };
+	struct xtcam_block_spec spec = { .capacity = 20000 };
+	size_t cap = 4000, n = 0, i, k;
+	struct xtcam_rule *cur = calloc(cap, sizeof(*cur));
+	struct xtcam_rule *nr = calloc(cap, sizeof(*nr));
+	struct xtcam_dp_op *ops = calloc(cap, sizeof(*ops));
+	uint32_t next_handle = 1;
+	struct xtcam_dp *dp;
+	char err[256];
+	int round, e;
+
+	cr_assert(cur && nr && ops);
+	cr_assert_eq(xtcam_dp_create(&spec, XTCAM_DP_DEBUG, &dp), 0);
+	for (round = 0; round < 40; round++) {
+		size_t nops = 0, nn = 0;
+		struct xtcam_oracle o;
+
+		/* deletes and replaces of existing rules, then adds */
+		for (i = 0; i < n; i++) {
+			uint32_t c = t_below(&g, 10);
+
+			if (c == 0) {
+				ops[nops++] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_DEL,
+								    .handle = cur[i].handle };
+			} else if (c == 1) {
+				nr[nn] = cur[i];
+				t_gen_rule(&g, (enum t_shape)t_below(&g, T_SHAPE_MAX),
+					   cur[i].handle, &nr[nn]);
+				ops[nops++] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_REPLACE,
+								    .rule = &nr[nn],
+								    .act = { .type = nr[nn].action.type } };
+				nn++;
+			} else {
+				nr[nn++] = cur[i];
+			}
+		}
+		k = 1 + t_below(&g, round < 10 ? 300 : 80);
+		for (i = 0; i < k && nn < cap; i++) {
+			t_gen_rule(&g, (enum t_shape)t_below(&g, T_SHAPE_MAX), next_handle++, &nr[nn]);
+			ops[nops++] = add_op(&nr[nn]);
+			nn++;
+		}
+		e = xtcam_dp_apply(dp, ops, nops, err, sizeof(err));
+		cr_assert_eq(e, 0, "seed %#llx round %d: %s", (unsigned long long)seed, round, err);
+		memcpy(cur, nr, nn * sizeof(*cur));
+		n = nn;
+		e = xtcam_dp_verify(dp, err, sizeof(err));
+		cr_assert_eq(e, 0, "seed %#llx round %d: %s", (unsigned long long)seed, round, err);
+
+		xtcam_oracle_init(&o);
+		for (i = 0; i < n; i++)
+			cr_assert_eq(xtcam_oracle_add(&o, &cur[i]), 0);
+		for (i = 0; i < 300; i++) {
+			const struct xtcam_entry *ent;
+			struct xtcam_scratch sc;
+			struct pkt_spec s;
+			struct pkt p;
+			uint32_t ret;
+
+			t_gen_packet(&g, n && t_below(&g, 4) ? &cur[t_below(&g, (uint32_t)n)] : NULL, &s);
+			pkt_build(&s, NULL, &p);
+			cr_assert_eq(t_xdp_run(xtcam_dp_parse_fd(dp), p.buf, (uint32_t)p.len, &ret), 0);
+			cr_assert_eq(t_scratch(dp, &sc), 0);
+			ent = xtcam_oracle_lookup(&o, &sc.key);
+			cr_assert_eq(sc.result_rank, ent ? ent->rank : XTCAM_RANK_NONE,
+				     "seed %#llx round %d packet %zu: rank %#llx, reference %#llx",
+				     (unsigned long long)seed, round, i,
+				     (unsigned long long)sc.result_rank,
+				     (unsigned long long)(ent ? ent->rank : XTCAM_RANK_NONE));
+		}
+		xtcam_oracle_free(&o);
+	}
+	xtcam_dp_free(dp);
+	free(cur);
+	free(nr);
+	free(ops);
+}

@@ -73,7 +73,7 @@ struct xtcam_key {
 	/* word 9 */
 	__be32 raw2;
 	__u32  pad1;
-};
+} __attribute__((aligned(8)));   /* read as 64-bit words */
 
 #define XTCAM_KEY_WORDS (sizeof(struct xtcam_key) / sizeof(__u64))
 

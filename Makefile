@@ -58,6 +58,9 @@ TLIB_AOBJS:= $(patsubst tests/lib/%.c,$(BUILD)/asan/tlib/%.o,$(TLIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 PROG_SRCS := $(wildcard tests/prog/*.c)
 NET_SRCS  := $(wildcard tests/net/*.c)
+BENCH_SRCS:= $(wildcard bench/*.c)
+BENCH_BINS:= $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+BENCH_BPF := $(patsubst bench/progs/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(wildcard bench/progs/*.bpf.c))
 
 TEST_BINS := $(if $(UNIT_SRCS),$(BUILD)/tests/unit) \
 	     $(if $(PROG_SRCS),$(BUILD)/tests/prog) \
@@ -65,7 +68,8 @@ TEST_BINS := $(if $(UNIT_SRCS),$(BUILD)/tests/unit) \
 
 .PHONY: all deps vm-deps test check bench demo vmtest install clean help
 
-all: $(BPF_OBJS) $(SKELS) $(BUILD)/libxtcam.a $(if $(CLI_SRCS),$(BUILD)/xtcam) $(TEST_BINS)
+all: $(BPF_OBJS) $(SKELS) $(BUILD)/libxtcam.a $(if $(CLI_SRCS),$(BUILD)/xtcam) $(TEST_BINS) \
+	$(BENCH_BINS) $(BENCH_BPF)
 
 help:
 	@echo 'make deps     install the Debian packages (idempotent, needs root)'
@@ -172,6 +176,16 @@ $(BUILD)/tests/net: $(NET_SRCS) $(BUILD)/libxtcam.a $(TLIB_OBJS) $(HDRS) $(SKELS
 	$(call msg,CC-TEST,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(XCFLAGS) -Itests/lib -o $@ \
 		$(NET_SRCS) $(TLIB_OBJS) $(BUILD)/libxtcam.a -lcriterion $(PKG_LIBS) -lelf -lz
+
+# --- benchmarks ------------------------------------------------------------
+$(BUILD)/bench/%.bpf.o: bench/progs/%.bpf.c $(BPF_HDRS) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D) && $(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libxtcam.a $(TLIB_OBJS) $(HDRS) $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(XCFLAGS) -Itests/lib -o $@ $< \
+		$(TLIB_OBJS) $(BUILD)/libxtcam.a $(PKG_LIBS) -lelf -lz -lm
 
 $(BUILD):
 	$(Q)mkdir -p $@

@@ -59,7 +59,7 @@ int xtcam_parse(struct xdp_md *ctx)
 }
 
 struct probe_ctx {
-	struct xtcam_key key;
+	const struct xtcam_key *key;
 	__u64 best_rank;
 	__u32 best_slot;
 	__u32 tbase;          /* gen * XTCAM_MAX_TUPLES */
@@ -67,19 +67,27 @@ struct probe_ctx {
 	__u32 bmask;          /* nbuckets - 1 */
 };
 
-static __always_inline int rec_match(const struct xtcam_key *key,
-				     const struct xtcam_rec *r)
+/* A global function: the verifier checks it once, on its own, instead of
+ * once per candidate of every chain. */
+__noinline int rec_match(const struct xtcam_key *key, const struct xtcam_rec *r)
 {
 	const __u64 *k = (const __u64 *)key;
 	const __u64 *v = (const __u64 *)&r->value;
 	const __u64 *m = (const __u64 *)&r->mask;
+	__u32 wmap;
 	__u64 diff = 0;
 	__u16 sp, dp;
 	int i;
 
+	if (!key || !r)
+		return 0;
+	wmap = r->wmap;
+
+	/* only the words the rule cares about */
 #pragma unroll
 	for (i = 0; i < XTCAM_KEY_WORDS; i++)
-		diff |= (k[i] & m[i]) ^ v[i];
+		if (wmap & (1u << i))
+			diff |= (k[i] & m[i]) ^ v[i];
 	if (diff)
 		return 0;
 	sp = bpf_ntohs(key->src_port);
@@ -101,8 +109,8 @@ static long probe_tuple(__u32 i, void *arg)
 	if (t->min_rank >= pc->best_rank)
 		return 1;     /* sorted: no later tuple can beat the best hit */
 
-	bi = pc->bbase + (__u32)(xtcam_hash((const __u64 *)&pc->key, t->mask,
-					    t->id) & pc->bmask);
+	bi = pc->bbase + (__u32)(xtcam_hash((const __u64 *)pc->key, t->mask,
+					    t->wmap, t->id) & pc->bmask);
 	b = bpf_map_lookup_elem(&buckets, &bi);
 	for (j = 0; j < XTCAM_MAX_CHAIN * XTCAM_BUCKET_SLOTS; j++) {
 		struct xtcam_rec *r;
@@ -127,7 +135,7 @@ static long probe_tuple(__u32 i, void *arg)
 			continue;
 		if (r->rank >= pc->best_rank)
 			break;        /* candidates are sorted by rank */
-		if (rec_match(&pc->key, r)) {
+		if (rec_match(pc->key, r)) {
 			pc->best_rank = r->rank;
 			pc->best_slot = slot;
 			break;
@@ -155,7 +163,7 @@ int xtcam_classify(struct xdp_md *ctx)
 	if (!g)
 		return XDP_PASS;
 
-	__builtin_memcpy(&pc.key, &s->key, sizeof(pc.key));
+	pc.key = &s->key;
 	pc.best_rank = XTCAM_RANK_NONE;
 	pc.best_slot = 0;
 	pc.tbase = gen * XTCAM_MAX_TUPLES;

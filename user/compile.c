@@ -133,6 +133,7 @@ int xtcam_rule_compile(const struct xtcam_rule *r, struct xtcam_rec *rec)
 	rec->dport_hi = r->dport_hi;
 	rec->rank = xtcam_rule_rank(r);
 	rec->entries = xtcam_rule_entries(r);
+	rec->wmap = xtcam_wmap((const __u64 *)&rec->mask);
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -708,7 +709,7 @@ static int popcount_mask(const __u64 *m)
 static __u32 bucket_of(const struct xtcam_dp *dp, const struct xtcam_key *hv,
 		       const struct xtcam_tuple *tp)
 {
-	return (__u32)(xtcam_hash((const __u64 *)hv, tp->mask, tp->id) &
+	return (__u32)(xtcam_hash((const __u64 *)hv, tp->mask, tp->wmap, tp->id) &
 		       (dp->geom.nbuckets - 1));
 }
 
@@ -853,6 +854,7 @@ static int tuple_new(struct txn *t, const __u64 *mask, __u64 rank)
 	tp = &t->tup[t->ntup++];
 	memset(tp, 0, sizeof(*tp));
 	memcpy(tp->mask, mask, sizeof(tp->mask));
+	tp->wmap = xtcam_wmap(tp->mask);
 	tp->min_rank = rank;
 	tp->id = t->gen.next_id++;
 	return tuple_settle(t, (int)t->ntup - 1);
@@ -868,20 +870,106 @@ static int tuple_find_mask(const struct txn *t, const __u64 *mask)
 	return -1;
 }
 
+/* The masks a new tuple for a rule may take, coarsest first.  Level 0
+ * hashes on eth_type and ip_proto plus the rule's most selective field
+ * (its longer address prefix; else exact ports, MACs, VLAN ids...), so that
+ * rules with different masks share tuples; a level is only used when the
+ * buckets of the coarser ones are full for this rule. */
+#define FIELD(f) offsetof(struct xtcam_key, f), sizeof(((struct xtcam_key *)0)->f)
+
+static int count_bytes(const unsigned char *m, size_t off, size_t len)
+{
+	int n = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		n += m[off + i] != 0;
+	return n;
+}
+
+static void copy_field(unsigned char *d, const unsigned char *s, size_t off, size_t len)
+{
+	memcpy(d + off, s + off, len);
+}
+
+static int tuple_levels(const struct xtcam_key *hm, __u64 lv[][XTCAM_KEY_WORDS])
+{
+	__u64 rw[XTCAM_KEY_WORDS];
+	const unsigned char *r = (const unsigned char *)rw;
+	unsigned char *l;
+	int n = 0, ns, nd, i;
+	size_t off_a, len_a, off_b, len_b;
+
+	relax(hm, rw);
+	ns = count_bytes(r, FIELD(src_ip));
+	nd = count_bytes(r, FIELD(dst_ip));
+
+	/* level 0: eth_type, ip_proto, the most selective field */
+	l = (unsigned char *)lv[n];
+	memset(l, 0, sizeof(lv[0]));
+	copy_field(l, r, FIELD(eth_type));
+	copy_field(l, r, FIELD(ip_proto));
+	if (nd >= ns && nd) {
+		off_a = offsetof(struct xtcam_key, dst_ip); len_a = 16;
+		off_b = offsetof(struct xtcam_key, src_ip); len_b = 16;
+	} else if (ns) {
+		off_a = offsetof(struct xtcam_key, src_ip); len_a = 16;
+		off_b = offsetof(struct xtcam_key, dst_ip); len_b = 16;
+	} else if (count_bytes(r, FIELD(dst_port)) == 2) {
+		off_a = offsetof(struct xtcam_key, dst_port); len_a = 2;
+		off_b = offsetof(struct xtcam_key, src_port); len_b = 2;
+	} else if (count_bytes(r, FIELD(src_port)) == 2) {
+		off_a = offsetof(struct xtcam_key, src_port); len_a = 2;
+		off_b = 0; len_b = 0;
+	} else if (count_bytes(r, FIELD(dst_mac))) {
+		off_a = offsetof(struct xtcam_key, dst_mac); len_a = 6;
+		off_b = offsetof(struct xtcam_key, src_mac); len_b = 6;
+	} else if (count_bytes(r, FIELD(src_mac))) {
+		off_a = offsetof(struct xtcam_key, src_mac); len_a = 6;
+		off_b = 0; len_b = 0;
+	} else {
+		off_a = offsetof(struct xtcam_key, vlan_tci); len_a = 8; /* both tags */
+		off_b = offsetof(struct xtcam_key, raw1); len_b = 8;
+	}
+	copy_field(l, r, off_a, len_a);
+	n++;
+	/* level 1: and the second field */
+	memcpy(lv[n], lv[n - 1], sizeof(lv[0]));
+	if (len_b)
+		copy_field((unsigned char *)lv[n], r, off_b, len_b);
+	n++;
+	/* level 2: and exact ports */
+	memcpy(lv[n], lv[n - 1], sizeof(lv[0]));
+	copy_field((unsigned char *)lv[n], r, FIELD(src_port));
+	copy_field((unsigned char *)lv[n], r, FIELD(dst_port));
+	n++;
+	/* level 3: every whole byte; level 4: every bit */
+	memcpy(lv[n++], rw, sizeof(rw));
+	memcpy(lv[n++], hm, sizeof(rw));
+	/* drop repeats */
+	for (i = 1; i < n; i++) {
+		if (!memcmp(lv[i], lv[i - 1], sizeof(lv[0]))) {
+			memmove(lv[i], lv[i + 1], (size_t)(n - i - 1) * sizeof(lv[0]));
+			n--;
+			i--;
+		}
+	}
+	return n;
+}
+
 /* TupleMerge insertion: the most specific tuple that covers the rule and
- * whose bucket has room; else a new tuple with the rule's relaxed mask (or
- * its full hashable mask if that one is full too); else the least loaded
- * covering tuple. */
+ * whose bucket has room; else a new tuple at the coarsest level not yet
+ * there; else the least loaded covering tuple (a longer chain). */
 static int choose_tuple(struct txn *t, const struct xtcam_key *hm,
 			const struct xtcam_key *hv, __u64 rank)
 {
-	int best = -1, best_pop = -1, least = -1, err;
-	__u32 best_len = 0, least_len = UINT32_MAX, i, len = 0;
+	int best = -1, best_pop = -1, least = -1, err, nl, i;
+	__u32 best_len = 0, least_len = UINT32_MAX, j, len = 0;
 	const __u32 hard = XTCAM_MAX_CHAIN * XTCAM_BUCKET_SLOTS;
-	__u64 m[XTCAM_KEY_WORDS];
+	__u64 lv[5][XTCAM_KEY_WORDS];
 
-	for (i = 0; i < t->ntup; i++) {
-		const struct xtcam_tuple *tp = &t->tup[i];
+	for (j = 0; j < t->ntup; j++) {
+		const struct xtcam_tuple *tp = &t->tup[j];
 		int pop;
 
 		if (!covers(tp->mask, hm))
@@ -890,33 +978,30 @@ static int choose_tuple(struct txn *t, const struct xtcam_key *hm,
 		if (err)
 			return err;
 		if (len < least_len) {
-			least = (int)i;
+			least = (int)j;
 			least_len = len;
 		}
 		if (len >= tm_limit())
 			continue;
 		pop = popcount_mask(tp->mask);
 		if (pop > best_pop || (pop == best_pop && len < best_len)) {
-			best = (int)i;
+			best = (int)j;
 			best_pop = pop;
 			best_len = len;
 		}
 	}
 	if (best >= 0)
 		return best;
-	relax(hm, m);
-	if (tuple_find_mask(t, m) < 0 && t->ntup < XTCAM_MAX_TUPLES - 1)
-		return tuple_new(t, m, rank);
-	memcpy(m, hm, sizeof(m));
-	if (tuple_find_mask(t, m) < 0 && t->ntup < XTCAM_MAX_TUPLES - 1)
-		return tuple_new(t, m, rank);
+	nl = tuple_levels(hm, lv);
+	for (i = 0; i < nl; i++)
+		if (tuple_find_mask(t, lv[i]) < 0 && t->ntup < XTCAM_MAX_TUPLES - 1)
+			return tuple_new(t, lv[i], rank);
 	if (least >= 0 && least_len < hard)
 		return least;
 	/* the last resort, kept free: a tuple that covers everything */
-	memset(m, 0, sizeof(m));
-	i = (__u32)tuple_find_mask(t, m);
-	if ((int)i < 0)
-		return tuple_new(t, m, rank);
+	memset(lv[0], 0, sizeof(lv[0]));
+	if (tuple_find_mask(t, lv[0]) < 0)
+		return tuple_new(t, lv[0], rank);
 	return -ENOSPC;
 }
 
@@ -1574,7 +1659,7 @@ __u64 xtcam_dp_classify(struct xtcam_dp *dp, const struct xtcam_key *k,
 			  dp_abs_key(dp, XTCAM_MAP_TUPLES, 0, gen), g.ntuples, tup))
 		return XTCAM_RANK_NONE;
 	for (i = 0; i < g.ntuples; i++) {
-		__u32 e = (__u32)(xtcam_hash((const __u64 *)k, tup[i].mask, tup[i].id) &
+		__u32 e = (__u32)(xtcam_hash((const __u64 *)k, tup[i].mask, tup[i].wmap, tup[i].id) &
 				  (dp->geom.nbuckets - 1));
 		unsigned int hops = 0;
 

@@ -65,6 +65,8 @@ struct xtcam_rec {
 	__u32 cnt;                /* index into the counters map */
 	__u32 entries;            /* TCAM entries this rule takes (ranges
 	                           * expanded to prefixes) */
+	__u32 wmap;               /* bit i: mask word i is not zero */
+	__u32 pad;
 };
 
 #define XTCAM_MAX_TUPLES    256 /* per generation */
@@ -77,6 +79,8 @@ struct xtcam_tuple {
 	__u64 min_rank;           /* best rank of any rule in it (a bound) */
 	__u32 id;                 /* stable id, the hash seed */
 	__u32 nrules;
+	__u32 wmap;               /* bit i: mask word i is not zero */
+	__u32 pad;
 };
 
 /* A bucket element: candidates sorted by rank, then the chain. */
@@ -160,14 +164,34 @@ static inline __u64 xtcam_fmix64(__u64 h)
 #define XTCAM_HK8 0x1d8e4e27c47d124fULL
 #define XTCAM_HK9 0xcc9e2d51ffe8ab35ULL
 
-static inline __u64 xtcam_hash(const __u64 *w, const __u64 *m, __u32 seed)
+static inline __u64 xtcam_hash(const __u64 *w, const __u64 *m, __u32 wmap,
+				__u32 seed)
 {
-	__u64 h = (w[0] & m[0]) * XTCAM_HK0 + (w[1] & m[1]) * XTCAM_HK1 +
-		  (w[2] & m[2]) * XTCAM_HK2 + (w[3] & m[3]) * XTCAM_HK3 +
-		  (w[4] & m[4]) * XTCAM_HK4 + (w[5] & m[5]) * XTCAM_HK5 +
-		  (w[6] & m[6]) * XTCAM_HK6 + (w[7] & m[7]) * XTCAM_HK7 +
-		  (w[8] & m[8]) * XTCAM_HK8 + (w[9] & m[9]) * XTCAM_HK9;
-	return xtcam_fmix64(h ^ ((__u64)seed * 0x2545f4914f6cdd1dULL));
+	__u64 h = (__u64)seed * 0x2545f4914f6cdd1dULL;
+
+	/* words whose mask is zero add nothing: skip them (wmap) */
+	if (wmap & (1u << 0)) h += (w[0] & m[0]) * XTCAM_HK0;
+	if (wmap & (1u << 1)) h += (w[1] & m[1]) * XTCAM_HK1;
+	if (wmap & (1u << 2)) h += (w[2] & m[2]) * XTCAM_HK2;
+	if (wmap & (1u << 3)) h += (w[3] & m[3]) * XTCAM_HK3;
+	if (wmap & (1u << 4)) h += (w[4] & m[4]) * XTCAM_HK4;
+	if (wmap & (1u << 5)) h += (w[5] & m[5]) * XTCAM_HK5;
+	if (wmap & (1u << 6)) h += (w[6] & m[6]) * XTCAM_HK6;
+	if (wmap & (1u << 7)) h += (w[7] & m[7]) * XTCAM_HK7;
+	if (wmap & (1u << 8)) h += (w[8] & m[8]) * XTCAM_HK8;
+	if (wmap & (1u << 9)) h += (w[9] & m[9]) * XTCAM_HK9;
+	return xtcam_fmix64(h);
+}
+
+/* Which mask words are not zero. */
+static inline __u32 xtcam_wmap(const __u64 *m)
+{
+	__u32 b = 0, i;
+
+	for (i = 0; i < XTCAM_KEY_WORDS; i++)
+		if (m[i])
+			b |= 1u << i;
+	return b;
 }
 
 #endif

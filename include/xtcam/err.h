@@ -30,6 +30,12 @@ static inline bool IS_ERR(const void *ptr)
 	return IS_ERR_VALUE(ptr);
 }
 
+/* An error pointer of one type as another. */
+static inline void *ERR_CAST(const void *ptr)
+{
+	return (void *)ptr;
+}
+
 static inline bool IS_ERR_OR_NULL(const void *ptr)
 {
 	return !ptr || IS_ERR_VALUE(ptr);

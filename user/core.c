@@ -47,6 +47,12 @@ struct xtcam_core {
 
 /* --- messages ----------------------------------------------------------- */
 
+static void vseterr(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	if (buf && len)
+		vsnprintf(buf, len, fmt, ap);
+}
+
 static void seterr(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -54,10 +60,8 @@ static void seterr(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!buf || !len)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
+	vseterr(buf, len, fmt, ap);
 	va_end(ap);
 }
 
@@ -74,10 +78,8 @@ void xtcam_rules_errmsg(struct xtcam_rules_offload *o, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!o->errmsg || !o->errmsg_len)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(o->errmsg, o->errmsg_len, fmt, ap);
+	vseterr(o->errmsg, o->errmsg_len, fmt, ap);
 	va_end(ap);
 }
 

@@ -96,10 +96,18 @@ struct {
 /* redirect targets */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP);
-	__uint(max_entries, 64);
+	__uint(max_entries, XTCAM_MAX_TARGETS);
 	__type(key, __u32);
 	__type(value, __u32);
 } devmap SEC(".maps");
+
+/* what each devmap slot is, by name (loader only) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XTCAM_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct xtcam_target);
+} targets SEC(".maps");
 
 /* CPU steering targets */
 struct {

@@ -39,6 +39,11 @@ for s in $suites; do
 	sk=$(printf '%s\n' "$out" | grep -cE '\[SKIP\]' || true)
 	passed=$((passed + p)); failed=$((failed + f + c)); skipped=$((skipped + sk))
 	[ "$rc" = 0 ] && [ $((f + c)) = 0 ] || status=1
+	# a sanitizer report fails the suite even when every test passed
+	if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' <<<"$out"; then
+		echo "  FAIL     $s: sanitizer report"
+		failed=$((failed + 1)); status=1
+	fi
 	: "$t"
 done
 echo "tests: $passed passed, $failed failed, $skipped skipped"

@@ -36,6 +36,7 @@ const char *const xtcam_dp_map_names[XTCAM_MAP_MAX] = {
 	[XTCAM_MAP_CPUMAP]   = "cpumap",
 	[XTCAM_MAP_PROGS]    = "progs",
 	[XTCAM_MAP_SCRATCH]  = "scratch",
+	[XTCAM_MAP_TARGETS]  = "targets",
 };
 
 #define PIN_PROG_PARSE    "prog_parse"
@@ -249,6 +250,7 @@ int xtcam_dp_create(const struct xtcam_block_spec *spec, unsigned int flags,
 		dp->fd[XTCAM_MAP_CPUMAP] = bpf_map__fd(skel->maps.cpumap);
 		dp->fd[XTCAM_MAP_PROGS] = bpf_map__fd(skel->maps.progs);
 		dp->fd[XTCAM_MAP_SCRATCH] = bpf_map__fd(skel->maps.scratch);
+		dp->fd[XTCAM_MAP_TARGETS] = bpf_map__fd(skel->maps.targets);
 		dp->prog_parse = bpf_program__fd(skel->progs.xtcam_parse);
 		dp->prog_classify = bpf_program__fd(skel->progs.xtcam_classify);
 		{

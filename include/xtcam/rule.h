@@ -8,14 +8,13 @@
  * family that an IP address implies (eth_type).  The compiler
  * (user/compile.c) adds the presence flags that cover each matched field
  * (so a truncated header never matches) and expands ranges.
+ *
+ * No libc: the state BPF object includes this for BTF.
  */
 #ifndef XTCAM_RULE_H
 #define XTCAM_RULE_H
 
-#include <stdbool.h>
-#include <stddef.h>
 #include <linux/types.h>
-#include <net/if.h>
 #include "key.h"
 #include "table.h"
 
@@ -49,13 +48,14 @@ enum xtcam_kw {
 
 #define XTCAM_KW_BIT(kw) (1u << (kw))
 
+#define XTCAM_IFNAME_MAX 16      /* IF_NAMESIZE */
 #define XTCAM_NETNS_MAX 64      /* netns names, as under /run/netns */
 #define XTCAM_NAME_MAX  32      /* block names */
 
 struct xtcam_rule_action {
 	__u32 type;             /* enum xtcam_action_type */
 	__u32 cpu;              /* XTCAM_ACT_CPU */
-	char  dev[IF_NAMESIZE]; /* XTCAM_ACT_REDIRECT */
+	char  dev[XTCAM_IFNAME_MAX]; /* XTCAM_ACT_REDIRECT */
 	char  netns[XTCAM_NETNS_MAX]; /* "" = the bound device's namespace */
 };
 
@@ -86,7 +86,9 @@ static inline __u64 xtcam_rule_rank(const struct xtcam_rule *r)
 	return XTCAM_RANK(r->prio, r->handle);
 }
 
+#ifndef __bpf__
 /* Initialise a rule that matches everything (ranges full, action pass). */
 void xtcam_rule_init(struct xtcam_rule *r);
+#endif
 
 #endif

@@ -129,6 +129,15 @@ struct xtcam_scratch {
 	__u64 result_rank;        /* debug builds: its rank, or RANK_NONE */
 };
 
+/* A redirect target (loader only): devmap slot -> device, by name. */
+#define XTCAM_MAX_TARGETS 64
+struct xtcam_target {
+	char  netns[64];          /* "" = the root namespace */
+	char  dev[16];
+	__u32 ifindex;
+	__u32 used;
+};
+
 /* Global counter indexes in the stats map. */
 enum xtcam_stat {
 	XTCAM_STAT_MISS  = 0,     /* packets that took the default action */

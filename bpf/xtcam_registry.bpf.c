@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * xtcam's registry in bpffs: maps only, no programs.  Loaded once and
+ * pinned under /sys/fs/bpf/xtcam/ by the loader.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "xtcam/state.h"
+#include "xtcam/rule.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* the blocks, by name */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xtcam_block_key);
+	__type(value, struct xtcam_block_rec);
+} blocks SEC(".maps");
+
+/* every block's rules, two generations each */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 24);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xtcam_rule_key);
+	__type(value, struct xtcam_rule);
+} rules SEC(".maps");
+
+/* devices bound to blocks, by (netns, ifindex) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xtcam_bind_key);
+	__type(value, struct xtcam_bind_rec);
+} bindings SEC(".maps");

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * The loader: what the xtcam CLI does, as a library.  Each call works on
+ * the state in bpffs under a lock and answers with a json-c object (the
+ * CLI prints it as text or JSON).  Errors return -errno with a message
+ * that names the object and the reason.
+ */
+#ifndef XTCAM_LOADER_H
+#define XTCAM_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+#include "rule.h"
+
+struct xtcam_ctx;
+
+#define XTCAM_MSG_MAX 1024
+
+enum xtcam_open_flags {
+	XTCAM_OPEN_CREATE = 1 << 0,     /* make the registry if missing */
+};
+
+/* Lock, open the registry, rebuild the flow_block core (restoring every
+ * binding) and load the rules of the blocks named in `blocks` (NULL-
+ * terminated; NULL: none).  Repairs what a crash left half done. */
+int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *blocks,
+	       char *err, size_t errlen);
+/* Lets go of the kernel objects (they stay) and the lock. */
+void xtcam_close(struct xtcam_ctx *ctx);
+
+int xtcam_cmd_block_add(struct xtcam_ctx *c, const struct xtcam_block_spec *spec,
+			char *err, size_t errlen);
+int xtcam_cmd_block_del(struct xtcam_ctx *c, const char *name, char *err, size_t errlen);
+/* name NULL: all blocks; *out is an array of block objects */
+int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **out,
+			 char *err, size_t errlen);
+
+struct xtcam_bind_req {
+	const char *block;
+	const char *dev;
+	const char *netns;      /* NULL or "": this process's namespace */
+	const char *mode;       /* auto, hw, native, generic */
+	bool egress;
+	bool force;
+};
+/* *out: the binding (dev, netns, mode, refused, note) */
+int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_object **out,
+		   char *err, size_t errlen);
+int xtcam_cmd_unbind(struct xtcam_ctx *c, const char *block, const char *dev,
+		     const char *netns, char *err, size_t errlen);
+
+enum xtcam_rule_verb {
+	XTCAM_VERB_ADD,
+	XTCAM_VERB_REPLACE,
+	XTCAM_VERB_DEL,
+};
+/* add (handle 0: assign highest + 1), replace, del (only r->handle) */
+int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb v,
+		   struct xtcam_rule *r, char *err, size_t errlen);
+/* add these rules (replace: swap the whole set; check: change nothing) */
+int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rule *rules,
+			size_t n, bool replace, bool check, char *err, size_t errlen);
+int xtcam_cmd_rule_flush(struct xtcam_ctx *c, const char *block, char *err, size_t errlen);
+/* *out: array of rule objects */
+int xtcam_cmd_rule_show(struct xtcam_ctx *c, const char *block, json_object **out,
+			char *err, size_t errlen);
+int xtcam_cmd_counters_reset(struct xtcam_ctx *c, const char *block, char *err,
+			     size_t errlen);
+/* the whole configuration as text that `restore` reads back */
+int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen);
+/* remove every block, binding and pin xtcam made */
+int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen);
+
+/* the block spec and rules of a block (for the CLI's rule load checks) */
+int xtcam_block_spec_get(struct xtcam_ctx *c, const char *block,
+			 struct xtcam_block_spec *spec);
+
+#endif

@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * The native and generic XDP backends: flow_block drivers that share one
+ * data path (programs and maps, pinned under /sys/fs/bpf/xtcam/BLOCK/xdp)
+ * per block, whatever devices and namespaces it is bound to.  The shared
+ * callback is found with flow_block_cb_lookup() and counted with
+ * incref/decref; the data path goes when the last device unbinds.
+ *
+ * The maps belong to the host (bpffs), not to a device's namespace, so the
+ * callback is registered and looked up under the host's namespace
+ * identity.  Attaching to the device is done by the loader after the bind
+ * (once the rules are replayed, so that no packet meets an empty block).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "xtcam/compile.h"
+#include "loader_int.h"
+#include "nsenter.h"
+
+static void blk_release(void *priv)
+{
+	struct xdp_blk *x = priv;
+
+	if (!x)
+		return;
+	if (!x->keep && x->dir[0]) {
+		char parent[256];
+		char *slash;
+
+		xtcam_dp_unpin(x->dir);
+		snprintf(parent, sizeof(parent), "%s", x->dir);
+		slash = strrchr(parent, '/');
+		if (slash) {
+			*slash = 0;
+			rmdir(parent);      /* the block's directory, if empty */
+		}
+	}
+	xtcam_dp_free(x->dp);
+	free(x);
+}
+
+struct xdp_blk *xtcam_xdp_blk(struct xtcam_block *b)
+{
+	struct flow_block_cb *cb;
+
+	list_for_each_entry(cb, &b->cb_list, list)
+		if (cb->cb == xtcam_xdp_rules_cb)
+			return cb->cb_priv;
+	return NULL;
+}
+
+/* devmap slot for (netns, dev), resolving the device in its namespace */
+static int target_slot(struct xdp_blk *x, const char *netns, const char *dev,
+		       __u32 *slot, char *err, size_t errlen)
+{
+	int tfd = xtcam_dp_map_fd(x->dp, XTCAM_MAP_TARGETS);
+	int dfd = xtcam_dp_map_fd(x->dp, XTCAM_MAP_DEVMAP);
+	struct xtcam_target t;
+	__u32 i, freeslot = XTCAM_MAX_TARGETS, ifindex;
+	int e, nsfd, saved;
+
+	for (i = 0; i < XTCAM_MAX_TARGETS; i++) {
+		if (bpf_map_lookup_elem(tfd, &i, &t))
+			return -errno;
+		if (t.used && !strcmp(t.netns, netns) && !strcmp(t.dev, dev)) {
+			*slot = i;
+			return 0;
+		}
+		if (!t.used && freeslot == XTCAM_MAX_TARGETS)
+			freeslot = i;
+	}
+	if (freeslot == XTCAM_MAX_TARGETS) {
+		snprintf(err, errlen, "redirect dev %s: more than %d redirect targets in one block",
+			 dev, XTCAM_MAX_TARGETS);
+		return -ENOSPC;
+	}
+	e = xtcam_ns_ifindex(netns, dev, &ifindex, err, errlen);
+	if (e) {
+		char tmp[XTCAM_ERRMSG_MAX];
+
+		snprintf(tmp, sizeof(tmp), "redirect %s", err);
+		snprintf(err, errlen, "%s", tmp);
+		return e;
+	}
+	/* the devmap resolves the ifindex in the namespace of the caller */
+	e = xtcam_ns_open(netns, &nsfd, NULL, err, errlen);
+	if (e)
+		return e;
+	e = xtcam_ns_enter(nsfd, &saved);
+	close(nsfd);
+	if (e)
+		return e;
+	if (bpf_map_update_elem(dfd, &freeslot, &ifindex, 0))
+		e = -errno;
+	xtcam_ns_leave(saved);
+	if (e) {
+		snprintf(err, errlen, "redirect dev %s: cannot add it to the devmap: %s", dev,
+			 strerror(-e));
+		return e;
+	}
+	memset(&t, 0, sizeof(t));
+	snprintf(t.netns, sizeof(t.netns), "%s", netns);
+	snprintf(t.dev, sizeof(t.dev), "%s", dev);
+	t.ifindex = ifindex;
+	t.used = 1;
+	if (bpf_map_update_elem(tfd, &freeslot, &t, 0))
+		return -errno;
+	*slot = freeslot;
+	return 0;
+}
+
+static int resolve_action(struct xdp_blk *x, const struct xtcam_rule *r,
+			  struct xtcam_action *a, char *err, size_t errlen)
+{
+	const struct xtcam_rule_action *ra = &r->action;
+	int e;
+
+	memset(a, 0, sizeof(*a));
+	a->type = ra->type;
+	switch (ra->type) {
+	case XTCAM_ACT_DROP:
+	case XTCAM_ACT_PASS:
+	case XTCAM_ACT_TX:
+		return 0;
+	case XTCAM_ACT_REDIRECT:
+		return target_slot(x, ra->netns[0] ? ra->netns : x->default_ns, ra->dev,
+				   &a->arg, err, errlen);
+	case XTCAM_ACT_CPU: {
+		int n = libbpf_num_possible_cpus();
+		struct bpf_cpumap_val v = { .qsize = 2048 };
+		__u32 cpu = ra->cpu;
+
+		if (n < 0 || cpu >= (__u32)n) {
+			snprintf(err, errlen, "action cpu %u: no such CPU (this machine has %d)",
+				 cpu, n);
+			return -EINVAL;
+		}
+		if (bpf_map_update_elem(xtcam_dp_map_fd(x->dp, XTCAM_MAP_CPUMAP), &cpu, &v, 0)) {
+			e = -errno;
+			snprintf(err, errlen, "action cpu %u: %s", cpu, strerror(-e));
+			return e;
+		}
+		a->arg = cpu;
+		return 0;
+	}
+	default:
+		snprintf(err, errlen, "handle %u: no action", r->handle);
+		return -EINVAL;
+	}
+}
+
+int xtcam_xdp_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_priv)
+{
+	struct xtcam_rules_offload *o = type_data;
+	struct xdp_blk *x = cb_priv;
+	struct xtcam_dp_op *ops;
+	char err[XTCAM_ERRMSG_MAX] = "";
+	size_t i;
+	int e = 0;
+
+	if (type != XTCAM_SETUP_RULES)
+		return -EOPNOTSUPP;
+	if (x->dying || !o->n)
+		return 0;
+	ops = calloc(o->n, sizeof(*ops));
+	if (!ops)
+		return -ENOMEM;
+	for (i = 0; i < o->n && !e; i++) {
+		const struct xtcam_rule_op *op = &o->ops[i];
+
+		switch (op->cmd) {
+		case XTCAM_RULE_ADD:
+		case XTCAM_RULE_REPLACE:
+			ops[i].cmd = op->cmd == XTCAM_RULE_ADD ? XTCAM_DP_ADD : XTCAM_DP_REPLACE;
+			ops[i].rule = op->rule;
+			e = resolve_action(x, op->rule, &ops[i].act, err, sizeof(err));
+			break;
+		case XTCAM_RULE_DEL:
+			ops[i].cmd = XTCAM_DP_DEL;
+			ops[i].handle = op->old ? op->old->handle : op->rule->handle;
+			break;
+		default:
+			e = -EINVAL;
+		}
+	}
+	if (!e)
+		e = xtcam_dp_apply(x->dp, ops, o->n, err, sizeof(err));
+	if (e)
+		xtcam_rules_errmsg(o, "%s", err[0] ? err : strerror(-e));
+	free(ops);
+	return e;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char tmp[256], *p;
+
+	snprintf(tmp, sizeof(tmp), "%s", dir);
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return 0;
+}
+
+static int xdp_bind(struct flow_block_offload *f, struct xtcam_ctx *ctx)
+{
+	struct xtcam_net *saved = f->net;
+	struct flow_block_cb *cb;
+	struct xdp_blk *x;
+	int e;
+
+	if (f->binder_type != FLOW_BLOCK_BINDER_TYPE_CLSACT_INGRESS) {
+		flow_block_errmsg(f, "XDP sees only ingress traffic");
+		return -EOPNOTSUPP;
+	}
+	f->driver_block_list = &ctx->xdp_list;
+	f->net = ctx->host_net;
+	cb = flow_block_cb_lookup(f, xtcam_xdp_rules_cb, f->block);
+	if (cb) {
+		flow_block_cb_incref(cb);
+		f->net = saved;
+		return 0;
+	}
+	x = calloc(1, sizeof(*x));
+	if (!x) {
+		f->net = saved;
+		return -ENOMEM;
+	}
+	x->ctx = ctx;
+	x->block = f->block;
+	snprintf(x->default_ns, sizeof(x->default_ns), "%s",
+		 ctx->req.netns ? ctx->req.netns : "");
+	e = xtcam_state_block_dir(ctx->st, f->block->spec.name, "xdp", x->dir, sizeof(x->dir));
+	if (e)
+		goto fail;
+	if (f->restore) {
+		x->keep = true;
+		e = xtcam_dp_open_pinned(x->dir, &x->dp);
+		if (e) {
+			flow_block_errmsg(f, "block %s: its maps in %s: %s", f->block->spec.name,
+					  x->dir, strerror(-e));
+			goto fail;
+		}
+	} else {
+		e = xtcam_dp_create(&f->block->spec, 0, &x->dp);
+		if (e) {
+			flow_block_errmsg(f, "block %s: cannot load its programs: %s (xtcam -v says more)",
+					  f->block->spec.name, strerror(-e));
+			goto fail;
+		}
+		x->created = true;
+		e = mkdir_p(x->dir);
+		if (!e)
+			e = xtcam_dp_pin(x->dp, x->dir);
+		if (e) {
+			flow_block_errmsg(f, "block %s: cannot pin its maps in %s: %s",
+					  f->block->spec.name, x->dir, strerror(-e));
+			x->keep = false;
+			goto fail_unpin;
+		}
+	}
+	cb = flow_block_cb_alloc(ctx->host_net, xtcam_xdp_rules_cb, f->block, x, blk_release);
+	if (IS_ERR(cb)) {
+		e = (int)PTR_ERR(cb);
+		goto fail_unpin;
+	}
+	flow_block_cb_incref(cb);
+	flow_block_cb_add(cb, f);
+	list_add_tail(&cb->driver_list, &ctx->xdp_list);
+	f->net = saved;
+	return 0;
+fail_unpin:
+	f->net = saved;
+	blk_release(x);
+	return e;
+fail:
+	f->net = saved;
+	xtcam_dp_free(x->dp);
+	free(x);
+	return e;
+}
+
+static int xdp_unbind(struct flow_block_offload *f, struct xtcam_ctx *ctx)
+{
+	struct xtcam_net *saved = f->net;
+	struct flow_block_cb *cb;
+	struct xdp_blk *x;
+	int e = 0;
+
+	f->driver_block_list = &ctx->xdp_list;
+	f->net = ctx->host_net;
+	cb = flow_block_cb_lookup(f, xtcam_xdp_rules_cb, f->block);
+	f->net = saved;
+	if (!cb)
+		return -ENOENT;
+	x = cb->cb_priv;
+	if (!f->keep && ctx->req.old && ctx->req.old->prog_id) {
+		char err[XTCAM_ERRMSG_MAX] = "";
+		int nsfd, back;
+
+		/* the device's namespace may be gone with it: nothing to detach */
+		if (!xtcam_ns_open(ctx->req.netns, &nsfd, NULL, NULL, 0)) {
+			if (!xtcam_ns_enter(nsfd, &back)) {
+				e = xtcam_detach(ctx->req.old, err, sizeof(err));
+				xtcam_ns_leave(back);
+				if (e == -ENOENT || e == -ENODEV)
+					e = 0;
+				if (e)
+					flow_block_errmsg(f, "%s", err);
+			}
+			close(nsfd);
+		}
+	}
+	if (!flow_block_cb_decref(cb)) {
+		/* no device left: removing the rules one by one is moot */
+		x->dying = true;
+		x->keep = f->keep;
+		flow_block_cb_remove(cb, f);
+		list_del(&cb->driver_list);
+	}
+	return e;
+}
+
+static int xdp_setup(struct flow_block_offload *f, struct xtcam_ctx *ctx)
+{
+	switch (f->command) {
+	case FLOW_BLOCK_BIND:
+		return xdp_bind(f, ctx);
+	case FLOW_BLOCK_UNBIND:
+		return xdp_unbind(f, ctx);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+int xtcam_xdp_setup(struct flow_block_offload *f, struct xtcam_dev *dev, void *priv)
+{
+	(void)dev;
+	return xdp_setup(f, priv);
+}
+
+/* --- after a crash ----------------------------------------------------- */
+
+static bool same_rec(const struct xtcam_rec *a, const struct xtcam_rec *b)
+{
+	return !memcmp(&a->value, &b->value, sizeof(a->value)) &&
+	       !memcmp(&a->mask, &b->mask, sizeof(a->mask)) &&
+	       a->sport_lo == b->sport_lo && a->sport_hi == b->sport_hi &&
+	       a->dport_lo == b->dport_lo && a->dport_hi == b->dport_hi &&
+	       a->rank == b->rank;
+}
+
+int xtcam_xdp_reconcile(struct xdp_blk *x, char *err, size_t errlen)
+{
+	size_t nr = xtcam_block_rule_count(x->block), nh, i, n = 0, k;
+	struct xtcam_dp_op *ops = NULL;
+	__u32 *handles;
+	int e = xtcam_dp_handles(x->dp, &handles, &nh);
+
+	if (e)
+		return e;
+	ops = calloc(nr + nh + 1, sizeof(*ops));
+	if (!ops) {
+		free(handles);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nr && !e; i++) {
+		const struct xtcam_rule *r = xtcam_block_rule_at(x->block, i);
+		struct xtcam_rec want, have;
+		struct xtcam_action act, hact;
+
+		e = resolve_action(x, r, &act, err, errlen);
+		if (e)
+			break;
+		if (xtcam_rule_compile(r, &want))
+			continue;
+		if (xtcam_dp_rule_record(x->dp, r->handle, &have, &hact)) {
+			ops[n++] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_ADD, .rule = r, .act = act };
+		} else if (!same_rec(&want, &have) || memcmp(&act, &hact, sizeof(act))) {
+			ops[n++] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_REPLACE, .rule = r,
+							 .act = act };
+		}
+	}
+	for (k = 0; k < nh && !e; k++)
+		if (!xtcam_block_rule_find(x->block, handles[k]))
+			ops[n++] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_DEL, .handle = handles[k] };
+	if (!e && n)
+		e = xtcam_dp_apply(x->dp, ops, n, err, errlen);
+	free(ops);
+	free(handles);
+	return e;
+}

@@ -1,0 +1,672 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/* The registry in bpffs; see state.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "state.h"
+#include "xtcam_registry.skel.h"
+
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+
+static void set_err(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static bool is_bpffs(const char *path)
+{
+	struct statfs s;
+
+	return !statfs(path, &s) && (unsigned long)s.f_type == BPF_FS_MAGIC;
+}
+
+/* Are we in the init network namespace? */
+static bool in_init_netns(void)
+{
+	struct stat a, b;
+
+	if (stat("/proc/self/ns/net", &a) || stat("/proc/1/ns/net", &b))
+		return true;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static bool same_mntns(void)
+{
+	struct stat a, b;
+
+	if (stat("/proc/self/ns/mnt", &a) || stat("/proc/1/ns/mnt", &b))
+		return true;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Where the host's bpffs is, as this process can see it. */
+static int find_bpffs(char *root, size_t len, char *err, size_t errlen)
+{
+	if (same_mntns() || in_init_netns()) {
+		if (!is_bpffs("/sys/fs/bpf")) {
+			/* the host's own: mount it when missing */
+			if (mkdir("/sys/fs/bpf", 0755) && errno != EEXIST) {
+				set_err(err, errlen, "bpffs: cannot create /sys/fs/bpf: %s",
+					strerror(errno));
+				return -errno;
+			}
+			if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+				int e = errno;
+
+				set_err(err, errlen, "bpffs: cannot mount it on /sys/fs/bpf: %s",
+					strerror(e));
+				return -e;
+			}
+		}
+		snprintf(root, len, "/sys/fs/bpf/xtcam");
+		return 0;
+	}
+	/* inside `ip netns exec`: /sys was remounted, and a bpffs mounted
+	 * there would be a new, empty instance.  The host's is still
+	 * reachable through pid 1's root. */
+	if (is_bpffs("/sys/fs/bpf")) {
+		struct stat here, host;
+
+		if (!stat("/sys/fs/bpf/xtcam", &here) &&
+		    !stat("/proc/1/root/sys/fs/bpf/xtcam", &host) &&
+		    here.st_dev == host.st_dev && here.st_ino == host.st_ino) {
+			snprintf(root, len, "/sys/fs/bpf/xtcam");
+			return 0;
+		}
+	}
+	if (is_bpffs("/proc/1/root/sys/fs/bpf")) {
+		snprintf(root, len, "/proc/1/root/sys/fs/bpf/xtcam");
+		return 0;
+	}
+	set_err(err, errlen,
+		"bpffs: the host's /sys/fs/bpf is not visible here (inside `ip netns exec`?), "
+		"and a new bpffs would be empty: run xtcam in the root namespace and name the "
+		"device's namespace with `netns NS`");
+	return -ENOENT;
+}
+
+static int pin_path(const struct xtcam_state *st, const char *name, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s", st->root, name);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int xtcam_state_block_dir(const struct xtcam_state *st, const char *block,
+			  const char *sub, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s%s%s", st->root, block, sub ? "/" : "",
+			 sub ? sub : "");
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+void xtcam_state_close(struct xtcam_state *st)
+{
+	if (!st)
+		return;
+	if (st->fd_blocks >= 0)
+		close(st->fd_blocks);
+	if (st->fd_rules >= 0)
+		close(st->fd_rules);
+	if (st->fd_bindings >= 0)
+		close(st->fd_bindings);
+	if (st->lock_fd >= 0)
+		close(st->lock_fd);   /* releases the lock */
+	free(st);
+}
+
+int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t errlen)
+{
+	struct xtcam_state *st = calloc(1, sizeof(*st));
+	char path[PATH_MAX];
+	int e;
+
+	if (!st)
+		return -ENOMEM;
+	st->fd_blocks = st->fd_rules = st->fd_bindings = -1;
+	st->lock_fd = open(XTCAM_LOCK_PATH, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (st->lock_fd < 0) {
+		e = -errno;
+		set_err(err, errlen, "lock %s: %s", XTCAM_LOCK_PATH, strerror(-e));
+		goto fail;
+	}
+	if (flock(st->lock_fd, LOCK_EX)) {
+		e = -errno;
+		set_err(err, errlen, "lock %s: %s", XTCAM_LOCK_PATH, strerror(-e));
+		goto fail;
+	}
+	e = find_bpffs(st->root, sizeof(st->root), err, errlen);
+	if (e)
+		goto fail;
+	if ((e = pin_path(st, "blocks", path, sizeof(path))))
+		goto fail;
+	st->fd_blocks = bpf_obj_get(path);
+	if (st->fd_blocks >= 0) {
+		if ((e = pin_path(st, "rules", path, sizeof(path))))
+			goto fail;
+		st->fd_rules = bpf_obj_get(path);
+		if ((e = pin_path(st, "bindings", path, sizeof(path))))
+			goto fail;
+		st->fd_bindings = bpf_obj_get(path);
+		if (st->fd_rules < 0 || st->fd_bindings < 0) {
+			e = -errno;
+			set_err(err, errlen, "registry in %s is incomplete: %s (xtcam flush resets it)",
+				st->root, strerror(-e));
+			goto fail;
+		}
+	} else if (errno == ENOENT && create) {
+		struct xtcam_registry *skel = xtcam_registry__open_and_load();
+
+		if (!skel) {
+			e = -errno;
+			set_err(err, errlen, "registry: cannot create its maps: %s", strerror(-e));
+			goto fail;
+		}
+		if (mkdir(st->root, 0700) && errno != EEXIST) {
+			e = -errno;
+			xtcam_registry__destroy(skel);
+			set_err(err, errlen, "mkdir %s: %s", st->root, strerror(-e));
+			goto fail;
+		}
+		/* pin rules and bindings first: "blocks" is what marks a
+		 * registry as complete */
+		e = 0;
+		if (!e && !(e = pin_path(st, "rules", path, sizeof(path))) &&
+		    bpf_map__pin(skel->maps.rules, path))
+			e = -errno;
+		if (!e && !(e = pin_path(st, "bindings", path, sizeof(path))) &&
+		    bpf_map__pin(skel->maps.bindings, path))
+			e = -errno;
+		if (!e && !(e = pin_path(st, "blocks", path, sizeof(path))) &&
+		    bpf_map__pin(skel->maps.blocks, path))
+			e = -errno;
+		if (!e) {
+			st->fd_blocks = dup(bpf_map__fd(skel->maps.blocks));
+			st->fd_rules = dup(bpf_map__fd(skel->maps.rules));
+			st->fd_bindings = dup(bpf_map__fd(skel->maps.bindings));
+		}
+		xtcam_registry__destroy(skel);
+		if (e) {
+			set_err(err, errlen, "registry: cannot pin it in %s: %s", st->root,
+				strerror(-e));
+			goto fail;
+		}
+	} else {
+		e = -errno;
+		if (e != -ENOENT)
+			set_err(err, errlen, "registry %s: %s", path, strerror(-e));
+		goto fail;
+	}
+	*out = st;
+	return 0;
+fail:
+	xtcam_state_close(st);
+	return e;
+}
+
+/* --- dumping a hash map --------------------------------------------------- */
+
+static int dump(int fd, size_t ksz, size_t vsz, void **keys_out, void **vals_out,
+		size_t *n_out)
+{
+	size_t cap = 256, n = 0;
+	char *keys = malloc(cap * ksz), *vals = malloc(cap * vsz);
+	char *cur = NULL, *next = malloc(ksz);
+	int e = 0;
+
+	if (!keys || !vals || !next) {
+		e = -ENOMEM;
+		goto fail;
+	}
+	for (;;) {
+		if (bpf_map_get_next_key(fd, cur, next)) {
+			if (errno == ENOENT)
+				break;
+			e = -errno;
+			goto fail;
+		}
+		if (n == cap) {
+			char *k2 = realloc(keys, 2 * cap * ksz), *v2;
+
+			if (!k2) {
+				e = -ENOMEM;
+				goto fail;
+			}
+			keys = k2;
+			v2 = realloc(vals, 2 * cap * vsz);
+			if (!v2) {
+				e = -ENOMEM;
+				goto fail;
+			}
+			vals = v2;
+			cap *= 2;
+		}
+		memcpy(keys + n * ksz, next, ksz);
+		cur = keys + n * ksz;
+		if (bpf_map_lookup_elem(fd, cur, vals + n * vsz))
+			continue;
+		n++;
+	}
+	free(next);
+	*keys_out = keys;
+	*vals_out = vals;
+	*n_out = n;
+	return 0;
+fail:
+	free(keys);
+	free(vals);
+	free(next);
+	return e;
+}
+
+/* Batched dump where the kernel has it (much faster for many rules). */
+static int dump_batch(int fd, size_t ksz, size_t vsz, void **keys_out,
+		      void **vals_out, size_t *n_out)
+{
+	size_t cap = 4096, n = 0;
+	char *keys = malloc(cap * ksz), *vals = malloc(cap * vsz);
+	__u64 in = 0, outb = 0;
+	bool first = true;
+	int e = 0;
+
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -ENOMEM;
+	}
+	for (;;) {
+		__u32 cnt;
+
+		if (cap - n < 1024) {
+			char *k2 = realloc(keys, 2 * cap * ksz), *v2;
+
+			if (!k2) {
+				e = -ENOMEM;
+				break;
+			}
+			keys = k2;
+			v2 = realloc(vals, 2 * cap * vsz);
+			if (!v2) {
+				e = -ENOMEM;
+				break;
+			}
+			vals = v2;
+			cap *= 2;
+		}
+		cnt = (__u32)(cap - n);
+		if (bpf_map_lookup_batch(fd, first ? NULL : &in, &outb, keys + n * ksz,
+					 vals + n * vsz, &cnt, NULL)) {
+			if (errno == ENOENT) {
+				n += cnt;
+				break;
+			}
+			e = -errno;
+			break;
+		}
+		n += cnt;
+		in = outb;
+		first = false;
+	}
+	if (e) {
+		free(keys);
+		free(vals);
+		if (e == -EINVAL || e == -EOPNOTSUPP || e == -524)
+			return dump(fd, ksz, vsz, keys_out, vals_out, n_out);
+		return e;
+	}
+	*keys_out = keys;
+	*vals_out = vals;
+	*n_out = n;
+	return 0;
+}
+
+/* --- blocks ------------------------------------------------------------------ */
+
+static void block_key(const char *name, struct xtcam_block_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	snprintf(k->name, sizeof(k->name), "%s", name);
+}
+
+int xtcam_state_blocks(struct xtcam_state *st, struct xtcam_block_rec **out, size_t *n)
+{
+	void *keys, *vals;
+	int e = dump(st->fd_blocks, sizeof(struct xtcam_block_key),
+		     sizeof(struct xtcam_block_rec), &keys, &vals, n);
+
+	if (e)
+		return e;
+	free(keys);
+	*out = vals;
+	return 0;
+}
+
+int xtcam_state_block_get(struct xtcam_state *st, const char *name,
+			  struct xtcam_block_rec *rec)
+{
+	struct xtcam_block_key k;
+
+	block_key(name, &k);
+	return bpf_map_lookup_elem(st->fd_blocks, &k, rec) ? -errno : 0;
+}
+
+int xtcam_state_block_put(struct xtcam_state *st, const struct xtcam_block_rec *rec)
+{
+	struct xtcam_block_key k;
+
+	block_key(rec->name, &k);
+	return bpf_map_update_elem(st->fd_blocks, &k, rec, 0) ? -errno : 0;
+}
+
+__u32 xtcam_state_next_block_id(struct xtcam_state *st)
+{
+	struct xtcam_block_rec *b;
+	size_t n, i;
+	__u32 id = 1;
+
+	if (xtcam_state_blocks(st, &b, &n))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (b[i].id >= id)
+			id = b[i].id + 1;
+	free(b);
+	return id;
+}
+
+/* every key of the rules map that belongs to block id (both generations) */
+static int block_rule_keys(struct xtcam_state *st, __u32 id, int gen,
+			   struct xtcam_rule_key **out, struct xtcam_rule **rules, size_t *n)
+{
+	void *keys, *vals;
+	size_t total, i, k = 0;
+	struct xtcam_rule_key *rk;
+	struct xtcam_rule *rv;
+	int e = dump_batch(st->fd_rules, sizeof(struct xtcam_rule_key),
+			   sizeof(struct xtcam_rule), &keys, &vals, &total);
+
+	if (e)
+		return e;
+	rk = keys;
+	rv = vals;
+	for (i = 0; i < total; i++) {
+		if (rk[i].block != id || (gen >= 0 && rk[i].gen != (__u32)gen))
+			continue;
+		rk[k] = rk[i];
+		rv[k] = rv[i];
+		k++;
+	}
+	*out = rk;
+	*n = k;
+	if (rules)
+		*rules = rv;
+	else
+		free(rv);
+	return 0;
+}
+
+static int del_keys(int fd, const void *keys, size_t ksz, size_t n)
+{
+	size_t i;
+
+	if (!n)
+		return 0;
+	{
+		__u32 cnt = (__u32)n;
+
+		if (!bpf_map_delete_batch(fd, keys, &cnt, NULL))
+			return 0;
+	}
+	for (i = 0; i < n; i++)
+		if (bpf_map_delete_elem(fd, (const char *)keys + i * ksz) && errno != ENOENT)
+			return -errno;
+	return 0;
+}
+
+int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *rec)
+{
+	struct xtcam_rule_key *keys;
+	struct xtcam_block_key k;
+	size_t n;
+	int e = block_rule_keys(st, rec->id, -1, &keys, NULL, &n);
+
+	if (e)
+		return e;
+	e = del_keys(st->fd_rules, keys, sizeof(*keys), n);
+	free(keys);
+	if (e)
+		return e;
+	block_key(rec->name, &k);
+	return bpf_map_delete_elem(st->fd_blocks, &k) ? -errno : 0;
+}
+
+/* --- rules -------------------------------------------------------------------- */
+
+static int cmp_rank(const void *a, const void *b)
+{
+	__u64 x = xtcam_rule_rank(a), y = xtcam_rule_rank(b);
+
+	return x < y ? -1 : x > y;
+}
+
+int xtcam_state_rules(struct xtcam_state *st, const struct xtcam_block_rec *b,
+		      struct xtcam_rule **out, size_t *n)
+{
+	struct xtcam_rule_key *keys;
+	int e = block_rule_keys(st, b->id, (int)b->rgen, &keys, out, n);
+
+	if (e)
+		return e;
+	free(keys);
+	qsort(*out, *n, sizeof(**out), cmp_rank);
+	return 0;
+}
+
+/* write the batch into generation gen; keys of DELs are removed */
+static int write_ops(struct xtcam_state *st, __u32 id, __u32 gen,
+		     const struct xtcam_rule_op *ops, size_t n)
+{
+	struct xtcam_rule_key *uk = calloc(n + 1, sizeof(*uk)), *dk = calloc(n + 1, sizeof(*dk));
+	struct xtcam_rule *uv = calloc(n + 1, sizeof(*uv));
+	size_t nu = 0, nd = 0, i;
+	int e = 0;
+
+	if (!uk || !dk || !uv) {
+		e = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (ops[i].cmd == XTCAM_RULE_DEL) {
+			dk[nd++] = (struct xtcam_rule_key){ id, gen, ops[i].old ?
+				ops[i].old->handle : ops[i].rule->handle };
+		} else {
+			uk[nu] = (struct xtcam_rule_key){ id, gen, ops[i].rule->handle };
+			uv[nu++] = *ops[i].rule;
+		}
+	}
+	e = del_keys(st->fd_rules, dk, sizeof(*dk), nd);
+	if (!e && nu) {
+		__u32 cnt = (__u32)nu;
+
+		if (bpf_map_update_batch(st->fd_rules, uk, uv, &cnt, NULL)) {
+			e = -errno;
+			if (e == -EINVAL || e == -EOPNOTSUPP || e == -524) {
+				e = 0;
+				for (i = 0; i < nu && !e; i++)
+					if (bpf_map_update_elem(st->fd_rules, &uk[i], &uv[i], 0))
+						e = -errno;
+			}
+		}
+	}
+out:
+	free(uk);
+	free(dk);
+	free(uv);
+	return e;
+}
+
+int xtcam_state_rules_stage(struct xtcam_state *st, struct xtcam_block_rec *b,
+			    const struct xtcam_rule_op *ops, size_t n)
+{
+	int e;
+
+	b->dirty = 1;
+	e = xtcam_state_block_put(st, b);
+	if (!e)
+		e = write_ops(st, b->id, !b->rgen, ops, n);
+	return e;
+}
+
+int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,
+			     const struct xtcam_rule_op *ops, size_t n)
+{
+	size_t i;
+	int e;
+
+	for (i = 0; i < n; i++) {
+		__u32 ent_new = ops[i].rule && ops[i].cmd != XTCAM_RULE_DEL ?
+				0 : 0;
+
+		(void)ent_new;
+		if (ops[i].cmd == XTCAM_RULE_ADD)
+			b->nrules++;
+		else if (ops[i].cmd == XTCAM_RULE_DEL)
+			b->nrules--;
+	}
+	b->rgen = !b->rgen;
+	b->seq++;
+	e = xtcam_state_block_put(st, b);       /* the commit point */
+	if (!e)
+		e = write_ops(st, b->id, !b->rgen, ops, n);
+	if (!e) {
+		b->dirty = 0;
+		e = xtcam_state_block_put(st, b);
+	}
+	return e;
+}
+
+int xtcam_state_rules_abort(struct xtcam_state *st, struct xtcam_block_rec *b,
+			    const struct xtcam_rule_op *ops, size_t n)
+{
+	int e = xtcam_state_rules_recover(st, b);
+
+	(void)ops;
+	(void)n;
+	return e;
+}
+
+int xtcam_state_rules_recover(struct xtcam_state *st, struct xtcam_block_rec *b)
+{
+	struct xtcam_rule_key *keys;
+	struct xtcam_rule *vals;
+	size_t n, i, nd = 0, nu = 0;
+	int e = block_rule_keys(st, b->id, -1, &keys, &vals, &n);
+	struct xtcam_rule_key *dk, *uk;
+
+	if (e)
+		return e;
+	dk = calloc(n + 1, sizeof(*dk));
+	uk = calloc(n + 1, sizeof(*uk));
+	if (!dk || !uk) {
+		e = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (keys[i].gen != b->rgen) {
+			dk[nd++] = keys[i];
+		} else {
+			uk[nu] = keys[i];
+			uk[nu].gen = !b->rgen;
+			vals[nu] = vals[i];
+			nu++;
+		}
+	}
+	e = del_keys(st->fd_rules, dk, sizeof(*dk), nd);
+	for (i = 0; !e && i < nu; i++)
+		if (bpf_map_update_elem(st->fd_rules, &uk[i], &vals[i], 0))
+			e = -errno;
+	if (!e) {
+		b->nrules = (__u32)nu;
+		b->dirty = 0;
+		e = xtcam_state_block_put(st, b);
+	}
+out:
+	free(keys);
+	free(vals);
+	free(dk);
+	free(uk);
+	return e;
+}
+
+/* --- bindings ------------------------------------------------------------ */
+
+int xtcam_state_bindings(struct xtcam_state *st, struct xtcam_bind_key **keys,
+			 struct xtcam_bind_rec **recs, size_t *n)
+{
+	return dump(st->fd_bindings, sizeof(**keys), sizeof(**recs), (void **)keys,
+		    (void **)recs, n);
+}
+
+int xtcam_state_binding_put(struct xtcam_state *st, const struct xtcam_bind_key *k,
+			    const struct xtcam_bind_rec *rec)
+{
+	return bpf_map_update_elem(st->fd_bindings, k, rec, 0) ? -errno : 0;
+}
+
+int xtcam_state_binding_del(struct xtcam_state *st, const struct xtcam_bind_key *k)
+{
+	return bpf_map_delete_elem(st->fd_bindings, k) && errno != ENOENT ? -errno : 0;
+}
+
+/* --- flush ------------------------------------------------------------------ */
+
+static int rm_tree(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	int e = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		char p[PATH_MAX];
+		struct stat s;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
+		if (!lstat(p, &s) && S_ISDIR(s.st_mode))
+			e = rm_tree(p) ?: e;
+		else if (unlink(p))
+			e = -errno;
+	}
+	closedir(d);
+	if (rmdir(path) && errno != ENOENT)
+		e = -errno;
+	return e;
+}
+
+int xtcam_state_destroy(struct xtcam_state *st)
+{
+	return rm_tree(st->root);
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * The registry in bpffs (see xtcam/state.h), and the lock that serialises
+ * xtcam invocations.  Internal to libxtcam.
+ *
+ * Rules are written with two generations per block: a change is staged in
+ * the inactive generation (the block marked dirty), then committed by a
+ * flip, or aborted.  An invocation that finds a dirty block (a crash in
+ * between) makes the inactive generation a copy of the active one, and the
+ * loader brings the data paths back to the active one.
+ */
+#ifndef XTCAM_STATE_INTERNAL_H
+#define XTCAM_STATE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "xtcam/state.h"
+#include "xtcam/rule.h"
+#include "xtcam/core.h"
+
+#define XTCAM_LOCK_PATH "/run/xtcam.lock"
+
+struct xtcam_state {
+	char root[256];         /* .../xtcam in a bpffs */
+	int fd_blocks, fd_rules, fd_bindings;
+	int lock_fd;
+};
+
+/* Find (or mount) bpffs, take the lock, open or create the registry.
+ * Refuses, with a message, to start from an empty registry when the
+ * host's bpffs is not visible (inside `ip netns exec`). */
+int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t errlen);
+void xtcam_state_close(struct xtcam_state *st);
+/* the directory where a block's data path maps are pinned */
+int xtcam_state_block_dir(const struct xtcam_state *st, const char *block,
+			  const char *sub, char *buf, size_t len);
+
+int xtcam_state_blocks(struct xtcam_state *st, struct xtcam_block_rec **out, size_t *n);
+int xtcam_state_block_get(struct xtcam_state *st, const char *name,
+			  struct xtcam_block_rec *rec);
+int xtcam_state_block_put(struct xtcam_state *st, const struct xtcam_block_rec *rec);
+int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *rec);
+__u32 xtcam_state_next_block_id(struct xtcam_state *st);
+
+/* the rules of a block's active generation, sorted by (prio, handle) */
+int xtcam_state_rules(struct xtcam_state *st, const struct xtcam_block_rec *b,
+		      struct xtcam_rule **out, size_t *n);
+int xtcam_state_rules_stage(struct xtcam_state *st, struct xtcam_block_rec *b,
+			    const struct xtcam_rule_op *ops, size_t n);
+int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,
+			     const struct xtcam_rule_op *ops, size_t n);
+int xtcam_state_rules_abort(struct xtcam_state *st, struct xtcam_block_rec *b,
+			    const struct xtcam_rule_op *ops, size_t n);
+/* after a crash: inactive generation := active, dirty cleared */
+int xtcam_state_rules_recover(struct xtcam_state *st, struct xtcam_block_rec *b);
+
+int xtcam_state_bindings(struct xtcam_state *st, struct xtcam_bind_key **keys,
+			 struct xtcam_bind_rec **recs, size_t *n);
+int xtcam_state_binding_put(struct xtcam_state *st, const struct xtcam_bind_key *k,
+			    const struct xtcam_bind_rec *rec);
+int xtcam_state_binding_del(struct xtcam_state *st, const struct xtcam_bind_key *k);
+
+/* remove everything under the root (xtcam flush) */
+int xtcam_state_destroy(struct xtcam_state *st);
+
+#endif

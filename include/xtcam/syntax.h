@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * The rule language: text <-> struct xtcam_rule, block specs, JSON.
+ * Userspace only.  The grammar is in docs/rule-syntax.md.
+ *
+ * Error convention: functions return 0 (or a length) on success and a
+ * negative errno on failure.  Parsers write a one-line message into err
+ * (when err is not NULL and errlen > 0) that names the keyword and the
+ * reason, e.g. `dst_port: "70000" is not a port (0-65535)`; the caller adds
+ * the object and the errno name.  Parsers write their output only on
+ * success: on error *r (or *spec) is left exactly as it was.
+ *
+ * Errnos: -ERANGE for a well-formed number outside its keyword's range
+ * (port 70000, vlan_id 4096, prefix length /33, prio 0, ...);
+ * -EOPNOTSUPP for a tc-flower keyword xtcam does not implement (skip_sw,
+ * enc_key_id, ...); -ENOMEM; -EINVAL for everything else.
+ */
+#ifndef XTCAM_SYNTAX_H
+#define XTCAM_SYNTAX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "rule.h"
+
+struct json_object;
+
+/* A buffer this size always holds a formatted rule, and one of
+ * XTCAM_ERR_MAX any error message (longer buffers are fine, shorter ones
+ * truncate the message). */
+#define XTCAM_RULE_TEXT_MAX 1024
+#define XTCAM_ERR_MAX       256
+
+/* Highest CPU number `action cpu N` accepts (the kernel's NR_CPUS limit). */
+#define XTCAM_CPU_MAX       8191
+
+/* --- rules ---------------------------------------------------------------- */
+
+/*
+ * Parse the words after the block name of `xtcam rule add NAME ...`:
+ *   prio P [handle H] MATCH... action ACTION
+ * Words may come in any order; each keyword at most once.  blk gives the
+ * block's raw field configuration (raw1/raw2 are refused without it); it
+ * may be NULL.  On success *r is the parsed rule (handle 0 when not given:
+ * the caller assigns one).  On error *r is untouched.
+ */
+int xtcam_rule_parse(int argc, char **argv, struct xtcam_rule *r,
+		     const struct xtcam_block_spec *blk, char *err,
+		     size_t errlen);
+
+/*
+ * The same for one line of a `rule load` file: words are separated by
+ * white space; a word that starts with '#' starts a comment that runs to
+ * the end of the line.  Returns 1 (and leaves *r untouched, err "") for a
+ * line that is blank or only a comment, 0 for a rule, or -errno.
+ */
+int xtcam_rule_parse_line(const char *line, struct xtcam_rule *r,
+			  const struct xtcam_block_spec *blk, char *err,
+			  size_t errlen);
+
+/*
+ * Split a line into words as xtcam_rule_parse_line() does.  *argv is one
+ * allocation (free it with free()), NULL-terminated; *argc may be 0.
+ * Returns 0 or -ENOMEM (-EINVAL for NULL arguments).
+ */
+int xtcam_split_words(const char *line, int *argc, char ***argv);
+
+/*
+ * The canonical text of a rule: `prio P [handle H] MATCH... action ACTION`
+ * with matches in enum xtcam_kw order.  For a rule that xtcam_rule_parse()
+ * produced, parsing the text back gives the identical struct.  handle is
+ * printed when it is not 0.  An eth_type that only an address or ip_proto
+ * icmp/icmpv6 implied is not printed.  blk is used to leave out raw masks
+ * that cover the whole field; it may be NULL.
+ * Returns the length of the text, -ENOSPC if it does not fit in len bytes
+ * (buf then holds a truncated, NUL-terminated text), -EINVAL for an action
+ * that has no text form.
+ */
+int xtcam_rule_format(const struct xtcam_rule *r,
+		      const struct xtcam_block_spec *blk, char *buf,
+		      size_t len);
+
+/* Whether the printer shows keyword kw for r: the user gave it, or r
+ * matches on its field anyway (a hand-built rule). */
+bool xtcam_kw_present(const struct xtcam_rule *r, enum xtcam_kw kw);
+
+/* The value of keyword kw as the text form has it ("10.0.0.0/8",
+ * "1000-2000", "tcp").  Returns the length or -ENOSPC/-EINVAL. */
+int xtcam_kw_format(const struct xtcam_rule *r,
+		    const struct xtcam_block_spec *blk, enum xtcam_kw kw,
+		    char *buf, size_t len);
+
+/* "src_ip", ...; NULL for an out-of-range kw. */
+const char *xtcam_kw_name(enum xtcam_kw kw);
+
+/* "drop", "redirect dev veth1 netns ns1", "cpu 3".  Returns the length,
+ * -ENOSPC, or -EINVAL for a type without text form (NONE, unknown). */
+int xtcam_action_format(const struct xtcam_rule_action *a, char *buf,
+			size_t len);
+
+/* "drop", "pass", "tx", "redirect", "cpu"; "none" for XTCAM_ACT_NONE and
+ * "unknown" for anything else.  Never NULL. */
+const char *xtcam_action_name(__u32 type);
+
+/*
+ * JSON (json-c).  New objects, owned by the caller (json_object_put());
+ * NULL with errno = ENOMEM on allocation failure.  Values that contain '/'
+ * print as "\/" unless the caller passes JSON_C_TO_STRING_NOSLASHESCAPE.
+ *
+ * match: {"eth_type":"ipv4","ip_proto":"tcp","src_ip":"10.0.0.0/8",
+ *         "dst_port":"1000-2000"}  -- the keywords of the text form, in
+ *         the same order, values as strings in the same syntax.
+ * action: {"type":"drop"}, {"type":"redirect","dev":"veth1","netns":"ns1"}
+ *         (netns only when set), {"type":"cpu","cpu":1}.
+ * rule: {"prio":10,"handle":3,"match":{...},"action":{...}}.
+ */
+struct json_object *xtcam_rule_match_json(const struct xtcam_rule *r,
+					  const struct xtcam_block_spec *blk);
+struct json_object *xtcam_action_json(const struct xtcam_rule_action *a);
+struct json_object *xtcam_rule_json(const struct xtcam_rule *r,
+				    const struct xtcam_block_spec *blk);
+
+/* --- blocks --------------------------------------------------------------- */
+
+/* Block names: 1..XTCAM_NAME_MAX-1 characters from [A-Za-z0-9_.-], not
+ * starting with '.' or '-' (they name directories under bpffs). */
+bool xtcam_name_valid(const char *name);
+
+/* The same, with the reason in err: `block name "a/b": '/' is not
+ * allowed (only A-Z a-z 0-9 _ . -)`.  Returns 0 or -EINVAL. */
+int xtcam_name_check(const char *name, char *err, size_t errlen);
+
+/* Defaults: no name, capacity XTCAM_DEFAULT_CAPACITY, default pass, no raw
+ * fields. */
+void xtcam_block_spec_init(struct xtcam_block_spec *spec);
+
+/*
+ * Parse the words after `xtcam block add`:
+ *   NAME [capacity N] [default pass|drop] [raw1 l2|l3|l4 OFF LEN] [raw2 ...]
+ * On error *spec is untouched.
+ */
+int xtcam_block_spec_parse(int argc, char **argv,
+			   struct xtcam_block_spec *spec, char *err,
+			   size_t errlen);
+
+/* "NAME capacity N default pass|drop [raw1 LAYER OFF LEN] [raw2 ...]":
+ * parses back to the same spec.  Returns the length, -ENOSPC or -EINVAL
+ * (a spec that has no text form: bad name, default action, raw field). */
+int xtcam_block_spec_format(const struct xtcam_block_spec *spec, char *buf,
+			    size_t len);
+
+/* {"name":"edge","capacity":65536,"default":"pass",
+ *  "raw1":{"layer":"l3","offset":9,"len":1}} (raw fields when set). */
+struct json_object *xtcam_block_spec_json(const struct xtcam_block_spec *spec);
+
+#endif

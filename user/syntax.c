@@ -1,0 +1,2200 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * The rule language: text <-> struct xtcam_rule, block specs, JSON.
+ * Grammar and semantics: docs/rule-syntax.md.
+ *
+ * Parsing walks the words once, each keyword handler writing its field into
+ * a private copy of the rule; cross-keyword rules (prerequisites, address
+ * family, VLAN consistency) are checked after the walk, so the order of the
+ * words does not matter, and the caller's rule is written only on success.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <json-c/json.h>
+#include "xtcam/syntax.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define ETHT_IPV4   0x0800
+#define ETHT_ARP    0x0806
+#define ETHT_8021Q  0x8100
+#define ETHT_8021AD 0x88a8
+#define ETHT_IPV6   0x86dd
+
+#define TCI_VID     0x0fff
+#define TCI_PRIO    0xe000
+#define TCI_PRIO_SHIFT 13
+#define TCP_FLAGS_MAX 0x0fff
+
+#define PROTO_ICMP    1
+#define PROTO_TCP     6
+#define PROTO_UDP     17
+#define PROTO_ICMPV6  58
+#define PROTO_SCTP    132
+#define PROTO_UDPLITE 136
+
+/* Pseudo keywords (not match keywords) share the "given" bit set. */
+#define K_PRIO   XTCAM_KW_MAX
+#define K_HANDLE (XTCAM_KW_MAX + 1)
+#define K_ACTION (XTCAM_KW_MAX + 2)
+#define K_NUM    (XTCAM_KW_MAX + 3)
+
+_Static_assert(K_NUM <= 32, "keyword bits must fit in 32 bits");
+
+/* --- characters (ASCII only, whatever the locale) ------------------------- */
+
+static bool is_digit(int c) { return c >= '0' && c <= '9'; }
+static bool is_xdigit(int c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+static bool is_alnum(int c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+static bool is_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+	       c == '\f';
+}
+static int xval(int c)
+{
+	if (is_digit(c))
+		return c - '0';
+	return (c | 0x20) - 'a' + 10;
+}
+
+/* --- error messages ------------------------------------------------------- */
+
+#define QBUF 96
+
+struct ectx {
+	char *err;
+	size_t errlen;
+	unsigned nq;
+	char q[4][QBUF];
+};
+
+static void ectx_init(struct ectx *e, char *err, size_t errlen)
+{
+	e->err = err && errlen ? err : NULL;
+	e->errlen = e->err ? errlen : 0;
+	e->nq = 0;
+	if (e->err)
+		e->err[0] = '\0';
+}
+
+/* s in double quotes for a message; bytes that are not printable ASCII (and
+ * the quote and backslash) as \xNN; long strings cut with "...". */
+static const char *quote(struct ectx *e, const char *s)
+{
+	char *b = e->q[e->nq++ % ARRAY_SIZE(e->q)];
+	size_t o = 0;
+
+	b[o++] = '"';
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (o + 8 >= QBUF) {
+			memcpy(b + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
+			o += (size_t)snprintf(b + o, QBUF - o, "\\x%02x", c);
+		else
+			b[o++] = (char)c;
+	}
+	b[o++] = '"';
+	b[o] = '\0';
+	return b;
+}
+
+static int fail(struct ectx *e, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct ectx *e, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e->err) {
+		va_start(ap, fmt);
+		vsnprintf(e->err, e->errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -code;
+}
+
+/* --- numbers -------------------------------------------------------------- */
+
+/*
+ * Strict unsigned numbers: decimal digits without a leading zero (so "010"
+ * is neither 8 nor silently 10), or, when hex_ok, 0x followed by hex digits.
+ * No sign, no white space, no suffix.  Returns 0, -EINVAL (not a number),
+ * -EDOM (decimal with a leading zero) or -ERANGE (above max).
+ */
+static int num_parse(const char *s, uint64_t max, bool hex_ok, uint64_t *out)
+{
+	const char *p = s, *q;
+	unsigned long long v;
+	int base = 10;
+	char *end;
+
+	if (hex_ok && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		base = 16;
+		p += 2;
+	}
+	if (!*p)
+		return -EINVAL;
+	for (q = p; *q; q++)
+		if (base == 16 ? !is_xdigit(*q) : !is_digit(*q))
+			return -EINVAL;
+	if (base == 10 && p[0] == '0' && p[1])
+		return -EDOM;
+	errno = 0;
+	v = strtoull(p, &end, base);
+	if (errno == ERANGE || v > max)
+		return -ERANGE;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static const char *range_txt(char *b, size_t n, uint64_t min, uint64_t max,
+			     bool hex)
+{
+	if (hex)
+		snprintf(b, n, "%#llx-%#llx", (unsigned long long)min,
+			 (unsigned long long)max);
+	else
+		snprintf(b, n, "%llu-%llu", (unsigned long long)min,
+			 (unsigned long long)max);
+	if (min == 0)  /* "%#x" prints 0 without the 0x */
+		b[0] = '0';
+	return b;
+}
+
+/* Report a bad number: `kw: "s" is not WHAT (MIN-MAX)`. */
+static int num_fail(struct ectx *e, int rc, const char *kw, const char *s,
+		    uint64_t min, uint64_t max, bool hex, const char *what)
+{
+	char rb[48];
+
+	if (rc == -EDOM)
+		return fail(e, EINVAL, "%s: %s has a leading zero (write decimal "
+			    "numbers without one, hex ones as 0x...)", kw,
+			    quote(e, s));
+	return fail(e, rc == -ERANGE ? ERANGE : EINVAL, "%s: %s is not %s (%s)",
+		    kw, quote(e, s), what, range_txt(rb, sizeof(rb), min, max, hex));
+}
+
+static int get_num(struct ectx *e, const char *kw, const char *s,
+		   uint64_t min, uint64_t max, bool hex, const char *what,
+		   uint64_t *out)
+{
+	uint64_t v = 0;
+	int rc = num_parse(s, max, true, &v);
+
+	if (!rc && v < min)
+		rc = -ERANGE;
+	*out = rc ? 0 : v;
+	if (rc)
+		return num_fail(e, rc, kw, s, min, max, hex, what);
+	return 0;
+}
+
+/* VALUE[/MASK] within 0..max; the value is masked (bits outside the mask
+ * are cleared).  Default mask: max. */
+static int get_masked(struct ectx *e, const char *kw, const char *s,
+		      uint64_t max, bool hex, const char *what,
+		      uint64_t *val, uint64_t *mask)
+{
+	const char *sl = strchr(s, '/');
+	uint64_t v, m = max;
+	char buf[48], rb[48];
+	int rc;
+
+	if (!sl) {
+		rc = get_num(e, kw, s, 0, max, hex, what, &v);
+		if (rc)
+			return rc;
+		*val = v;
+		*mask = max;
+		return 0;
+	}
+	if ((size_t)(sl - s) >= sizeof(buf))
+		return num_fail(e, -EINVAL, kw, s, 0, max, hex, what);
+	memcpy(buf, s, (size_t)(sl - s));
+	buf[sl - s] = '\0';
+	rc = get_num(e, kw, buf, 0, max, hex, what, &v);
+	if (rc)
+		return rc;
+	rc = num_parse(sl + 1, max, true, &m);
+	if (rc == -ERANGE)
+		return fail(e, ERANGE, "%s: mask %s is out of range (%s)", kw,
+			    quote(e, sl + 1), range_txt(rb, sizeof(rb), 0, max, true));
+	if (rc)
+		return fail(e, EINVAL, "%s: mask %s is not a number (0x... or "
+			    "decimal, at most %#llx)", kw, quote(e, sl + 1),
+			    (unsigned long long)max);
+	*val = v & m;
+	*mask = m;
+	return 0;
+}
+
+/* --- names ---------------------------------------------------------------- */
+
+struct name16 {
+	const char *name;
+	uint16_t v;
+};
+
+/* The first name of a value is the one the printer uses. */
+static const struct name16 ethtypes[] = {
+	{ "ipv4",    ETHT_IPV4 },
+	{ "ip",      ETHT_IPV4 },
+	{ "ipv6",    ETHT_IPV6 },
+	{ "arp",     ETHT_ARP },
+	{ "802.1Q",  ETHT_8021Q },
+	{ "802.1ad", ETHT_8021AD },
+};
+
+static const struct name16 ipprotos[] = {
+	{ "tcp",     PROTO_TCP },
+	{ "udp",     PROTO_UDP },
+	{ "sctp",    PROTO_SCTP },
+	{ "udplite", PROTO_UDPLITE },
+	{ "icmp",    PROTO_ICMP },
+	{ "icmpv6",  PROTO_ICMPV6 },
+};
+
+static const char *const kw_names[XTCAM_KW_MAX] = {
+	[XTCAM_KW_SRC_MAC]       = "src_mac",
+	[XTCAM_KW_DST_MAC]       = "dst_mac",
+	[XTCAM_KW_VLAN]          = "vlan",
+	[XTCAM_KW_VLAN_ID]       = "vlan_id",
+	[XTCAM_KW_VLAN_PRIO]     = "vlan_prio",
+	[XTCAM_KW_VLAN_ETHTYPE]  = "vlan_ethtype",
+	[XTCAM_KW_CVLAN_ID]      = "cvlan_id",
+	[XTCAM_KW_CVLAN_PRIO]    = "cvlan_prio",
+	[XTCAM_KW_CVLAN_ETHTYPE] = "cvlan_ethtype",
+	[XTCAM_KW_ETH_TYPE]      = "eth_type",
+	[XTCAM_KW_IP_PROTO]      = "ip_proto",
+	[XTCAM_KW_SRC_IP]        = "src_ip",
+	[XTCAM_KW_DST_IP]        = "dst_ip",
+	[XTCAM_KW_IP_TOS]        = "ip_tos",
+	[XTCAM_KW_IP_TTL]        = "ip_ttl",
+	[XTCAM_KW_IP_FLAGS]      = "ip_flags",
+	[XTCAM_KW_SRC_PORT]      = "src_port",
+	[XTCAM_KW_DST_PORT]      = "dst_port",
+	[XTCAM_KW_TCP_FLAGS]     = "tcp_flags",
+	[XTCAM_KW_TYPE]          = "type",
+	[XTCAM_KW_CODE]          = "code",
+	[XTCAM_KW_RAW1]          = "raw1",
+	[XTCAM_KW_RAW2]          = "raw2",
+};
+
+const char *xtcam_kw_name(enum xtcam_kw kw)
+{
+	if ((unsigned)kw >= XTCAM_KW_MAX)
+		return NULL;
+	return kw_names[kw];
+}
+
+static const char *const act_names[XTCAM_ACT_MAX] = {
+	[XTCAM_ACT_NONE]     = "none",
+	[XTCAM_ACT_DROP]     = "drop",
+	[XTCAM_ACT_PASS]     = "pass",
+	[XTCAM_ACT_TX]       = "tx",
+	[XTCAM_ACT_REDIRECT] = "redirect",
+	[XTCAM_ACT_CPU]      = "cpu",
+};
+
+const char *xtcam_action_name(__u32 type)
+{
+	if (type >= XTCAM_ACT_MAX)
+		return "unknown";
+	return act_names[type];
+}
+
+static const char *const raw_layers[] = {
+	[XTCAM_RAW_NONE] = "none",
+	[XTCAM_RAW_L2]   = "l2",
+	[XTCAM_RAW_L3]   = "l3",
+	[XTCAM_RAW_L4]   = "l4",
+};
+
+static bool is_tpid(uint16_t v)
+{
+	return v == ETHT_8021Q || v == ETHT_8021AD;
+}
+
+static bool is_ip_ethtype(uint16_t v)
+{
+	return v == ETHT_IPV4 || v == ETHT_IPV6;
+}
+
+/* Ethertype: a name (case-insensitive) or a hex number 0x0000-0xffff.  Bare
+ * decimal is refused: flower reads "8100" as hex, we would read it as
+ * decimal, so neither reading is safe. */
+static int ethtype_parse(const char *s, uint16_t *v)
+{
+	uint64_t n;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < ARRAY_SIZE(ethtypes); i++)
+		if (!strcasecmp(s, ethtypes[i].name)) {
+			*v = ethtypes[i].v;
+			return 0;
+		}
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return -EINVAL;
+	rc = num_parse(s, 0xffff, true, &n);
+	if (rc)
+		return rc == -ERANGE ? -ERANGE : -EINVAL;
+	*v = (uint16_t)n;
+	return 0;
+}
+
+static const char *ethtype_str(uint16_t v, char *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ethtypes); i++)
+		if (ethtypes[i].v == v)
+			return ethtypes[i].name;
+	snprintf(b, n, "0x%04x", v);
+	return b;
+}
+
+static const char *ipproto_str(uint8_t v, char *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ipprotos); i++)
+		if (ipprotos[i].v == v)
+			return ipprotos[i].name;
+	snprintf(b, n, "%u", v);
+	return b;
+}
+
+/* --- masks ---------------------------------------------------------------- */
+
+static void prefix_mask(uint8_t *m, size_t n, unsigned len)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned bits = len >= 8 ? 8 : len;
+
+		m[i] = bits ? (uint8_t)(0xff << (8 - bits)) : 0;
+		len -= bits;
+	}
+}
+
+/* The prefix length of mask m, or -1 if it is not a prefix. */
+static int prefix_len(const uint8_t *m, size_t n)
+{
+	size_t i = 0;
+	int len = 0;
+
+	while (i < n && m[i] == 0xff) {
+		len += 8;
+		i++;
+	}
+	if (i < n) {
+		uint8_t b = m[i++];
+
+		while (b & 0x80) {
+			b = (uint8_t)(b << 1);
+			len++;
+		}
+		if (b)
+			return -1;
+	}
+	for (; i < n; i++)
+		if (m[i])
+			return -1;
+	return len;
+}
+
+static bool all_zero(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+/* Exactly six groups of one or two hex digits separated by ':'. */
+static bool mac_aton(const char *s, uint8_t mac[6])
+{
+	int i;
+
+	for (i = 0; i < 6; i++) {
+		unsigned v = 0;
+		int n = 0;
+
+		while (n < 2 && is_xdigit(*s)) {
+			v = v * 16 + (unsigned)xval(*s++);
+			n++;
+		}
+		if (!n)
+			return false;
+		mac[i] = (uint8_t)v;
+		if (i < 5 && *s++ != ':')
+			return false;
+	}
+	return *s == '\0';
+}
+
+/* --- rule parser ---------------------------------------------------------- */
+
+struct pstate {
+	struct ectx e;
+	struct xtcam_rule r;
+	const struct xtcam_block_spec *blk;
+	uint32_t given;              /* bits: enum xtcam_kw, K_PRIO.. */
+	int pos[K_NUM];              /* argv index of each keyword */
+	const char *spell[K_NUM];    /* as the user spelled it */
+	int fam[2];                  /* src_ip, dst_ip: 0, 4 or 6 */
+	bool eth_all;                /* eth_type all */
+};
+
+typedef int (*kw_fn)(struct pstate *ps, int kw, const char *name,
+		     const char *s);
+
+static bool has(const struct pstate *ps, int kw)
+{
+	return ps->given & (1u << kw);
+}
+
+static int kw_prio(struct pstate *ps, int kw, const char *name, const char *s)
+{
+	uint64_t v;
+	int rc;
+
+	(void)kw;
+	rc = get_num(&ps->e, name, s, 1, 65535, false, "a priority", &v);
+	if (!rc)
+		ps->r.prio = (__u32)v;
+	return rc;
+}
+
+static int kw_handle(struct pstate *ps, int kw, const char *name,
+		     const char *s)
+{
+	uint64_t v;
+	int rc;
+
+	(void)kw;
+	rc = get_num(&ps->e, name, s, 1, UINT32_MAX, false, "a handle", &v);
+	if (!rc)
+		ps->r.handle = (__u32)v;
+	return rc;
+}
+
+static int mac_fail(struct pstate *ps, const char *name, const char *what,
+		    const char *s)
+{
+	return fail(&ps->e, EINVAL, "%s: %s%s is not a MAC address%s", name,
+		    what, quote(&ps->e, s),
+		    *what ? " or a prefix length (0-48)" : "");
+}
+
+static int kw_mac(struct pstate *ps, int kw, const char *name, const char *s)
+{
+	uint8_t a[6], m[6], *vf, *mf;
+	const char *sl = strchr(s, '/');
+	size_t alen = sl ? (size_t)(sl - s) : strlen(s);
+	char buf[32];
+	uint64_t len;
+	int i, rc;
+
+	if (alen >= sizeof(buf))
+		return mac_fail(ps, name, "", s);
+	memcpy(buf, s, alen);
+	buf[alen] = '\0';
+	if (!mac_aton(buf, a))
+		return mac_fail(ps, name, "", buf);
+	if (!sl) {
+		memset(m, 0xff, sizeof(m));
+	} else if (strchr(sl + 1, ':')) {
+		if (!mac_aton(sl + 1, m))
+			return mac_fail(ps, name, "mask ", sl + 1);
+	} else {
+		rc = num_parse(sl + 1, 48, false, &len);
+		if (rc == -ERANGE)
+			return fail(&ps->e, ERANGE, "%s: prefix length %.20s is "
+				    "out of range (0-48)", name, sl + 1);
+		if (rc)
+			return mac_fail(ps, name, "mask ", sl + 1);
+		prefix_mask(m, sizeof(m), (unsigned)len);
+	}
+	for (i = 0; i < 6; i++)
+		a[i] &= m[i];
+	vf = kw == XTCAM_KW_SRC_MAC ? ps->r.value.src_mac : ps->r.value.dst_mac;
+	mf = kw == XTCAM_KW_SRC_MAC ? ps->r.mask.src_mac : ps->r.mask.dst_mac;
+	memcpy(vf, a, 6);
+	memcpy(mf, m, 6);
+	return 0;
+}
+
+static int kw_vlan(struct pstate *ps, int kw, const char *name, const char *s)
+{
+	(void)kw;
+	if (!strcmp(s, "tagged"))
+		ps->r.value.flags |= XTCAM_F_VLAN1;
+	else if (strcmp(s, "untagged"))
+		return fail(&ps->e, EINVAL, "%s: %s is not tagged or untagged",
+			    name, quote(&ps->e, s));
+	ps->r.mask.flags |= XTCAM_F_VLAN1;
+	return 0;
+}
+
+static void tci_set(__be16 *v, __be16 *m, uint16_t val, uint16_t mask)
+{
+	*v = htons((uint16_t)(ntohs(*v) | (val & mask)));
+	*m = htons((uint16_t)(ntohs(*m) | mask));
+}
+
+static int kw_vid(struct pstate *ps, int kw, const char *name, const char *s)
+{
+	bool outer = kw == XTCAM_KW_VLAN_ID;
+	uint64_t v;
+	int rc;
+
+	rc = get_num(&ps->e, name, s, 0, TCI_VID, false, "a VLAN id", &v);
+	if (rc)
+		return rc;
+	tci_set(outer ? &ps->r.value.vlan_tci : &ps->r.value.cvlan_tci,
+		outer ? &ps->r.mask.vlan_tci : &ps->r.mask.cvlan_tci,
+		(uint16_t)v, TCI_VID);
+	return 0;
+}
+
+static int kw_vprio(struct pstate *ps, int kw, const char *name,
+		    const char *s)
+{
+	bool outer = kw == XTCAM_KW_VLAN_PRIO;
+	uint64_t v;
+	int rc;
+
+	rc = get_num(&ps->e, name, s, 0, 7, false, "a VLAN priority", &v);
+	if (rc)
+		return rc;
+	tci_set(outer ? &ps->r.value.vlan_tci : &ps->r.value.cvlan_tci,
+		outer ? &ps->r.mask.vlan_tci : &ps->r.mask.cvlan_tci,
+		(uint16_t)(v << TCI_PRIO_SHIFT), TCI_PRIO);
+	return 0;
+}
+
+static int ethtype_fail(struct pstate *ps, int rc, const char *name,
+			const char *s, bool all)
+{
+	return fail(&ps->e, rc == -ERANGE ? ERANGE : EINVAL,
+		    "%s: %s is not an ethertype (ipv4, ipv6, arp, %s"
+		    "or a hex number like 0x0800)", name, quote(&ps->e, s),
+		    all ? "all " : "802.1Q, 802.1ad ");
+}
+
+static int kw_vethtype(struct pstate *ps, int kw, const char *name,
+		       const char *s)
+{
+	uint16_t v;
+	int rc;
+
+	rc = ethtype_parse(s, &v);
+	if (rc)
+		return ethtype_fail(ps, rc, name, s, false);
+	if (kw == XTCAM_KW_CVLAN_ETHTYPE && is_tpid(v))
+		return fail(&ps->e, EINVAL, "%s: %s would be a third VLAN tag "
+			    "(xtcam parses at most two)", name, quote(&ps->e, s));
+	if (kw == XTCAM_KW_VLAN_ETHTYPE) {
+		ps->r.value.vlan_ethtype = htons(v);
+		ps->r.mask.vlan_ethtype = 0xffff;
+	} else {
+		ps->r.value.cvlan_ethtype = htons(v);
+		ps->r.mask.cvlan_ethtype = 0xffff;
+	}
+	return 0;
+}
+
+static int kw_ethtype(struct pstate *ps, int kw, const char *name,
+		      const char *s)
+{
+	uint16_t v;
+	int rc;
+
+	(void)kw;
+	if (!strcmp(s, "all")) {
+		ps->eth_all = true;
+		return 0;
+	}
+	rc = ethtype_parse(s, &v);
+	if (rc)
+		return ethtype_fail(ps, rc, name, s, true);
+	if (is_tpid(v))
+		return fail(&ps->e, EINVAL, "%s: %s is a VLAN tag; %s names the "
+			    "protocol after the tags (match tags with vlan, "
+			    "vlan_id, vlan_ethtype)", name, quote(&ps->e, s), name);
+	ps->r.value.eth_type = htons(v);
+	ps->r.mask.eth_type = 0xffff;
+	return 0;
+}
+
+static int kw_ipproto(struct pstate *ps, int kw, const char *name,
+		      const char *s)
+{
+	uint64_t v;
+	size_t i;
+	int rc;
+
+	(void)kw;
+	for (i = 0; i < ARRAY_SIZE(ipprotos); i++)
+		if (!strcmp(s, ipprotos[i].name)) {
+			v = ipprotos[i].v;
+			goto out;
+		}
+	rc = num_parse(s, 255, true, &v);
+	if (rc == -EDOM)
+		return num_fail(&ps->e, rc, name, s, 0, 255, false, "");
+	if (rc)
+		return fail(&ps->e, rc == -ERANGE ? ERANGE : EINVAL,
+			    "%s: %s is not an IP protocol (tcp, udp, sctp, "
+			    "udplite, icmp, icmpv6 or 0-255)", name,
+			    quote(&ps->e, s));
+out:
+	ps->r.value.ip_proto = (__u8)v;
+	ps->r.mask.ip_proto = 0xff;
+	return 0;
+}
+
+/* ADDR, ADDR/LEN or ADDR/MASK, IPv4 or IPv6 (inet_pton). */
+static int kw_ip(struct pstate *ps, int kw, const char *name, const char *s)
+{
+	const char *sl = strchr(s, '/');
+	size_t alen = sl ? (size_t)(sl - s) : strlen(s), n, i;
+	uint8_t addr[16] = { 0 }, mask[16] = { 0 };
+	const char *fname;
+	char buf[64];
+	int fam, af, rc;
+	uint64_t len;
+
+	if (alen >= sizeof(buf))
+		return fail(&ps->e, EINVAL, "%s: %s is not an IPv4 or IPv6 "
+			    "address", name, quote(&ps->e, s));
+	memcpy(buf, s, alen);
+	buf[alen] = '\0';
+	if (inet_pton(AF_INET, buf, addr) == 1) {
+		fam = 4, af = AF_INET, n = 4, fname = "IPv4";
+	} else if (inet_pton(AF_INET6, buf, addr) == 1) {
+		fam = 6, af = AF_INET6, n = 16, fname = "IPv6";
+	} else {
+		return fail(&ps->e, EINVAL, "%s: %s is not an IPv4 or IPv6 "
+			    "address", name, quote(&ps->e, buf));
+	}
+	if (!sl) {
+		memset(mask, 0xff, n);
+	} else if (strchr(sl + 1, '.') || strchr(sl + 1, ':')) {
+		if (strlen(sl + 1) >= sizeof(buf) ||
+		    inet_pton(af, sl + 1, mask) != 1)
+			return fail(&ps->e, EINVAL, "%s: mask %s is not an %s "
+				    "mask", name, quote(&ps->e, sl + 1), fname);
+	} else {
+		rc = num_parse(sl + 1, n * 8, false, &len);
+		if (rc == -ERANGE)
+			return fail(&ps->e, ERANGE, "%s: prefix length %.20s is "
+				    "out of range for %s (0-%zu)", name, sl + 1,
+				    fname, n * 8);
+		if (rc)
+			return fail(&ps->e, EINVAL, "%s: %s is not a prefix "
+				    "length (0-%zu) or an %s mask", name,
+				    quote(&ps->e, sl + 1), n * 8, fname);
+		prefix_mask(mask, n, (unsigned)len);
+	}
+	for (i = 0; i < n; i++)
+		addr[i] &= mask[i];
+	if (kw == XTCAM_KW_SRC_IP) {
+		memcpy(ps->r.value.src_ip, addr, sizeof(addr));
+		memcpy(ps->r.mask.src_ip, mask, sizeof(mask));
+		ps->fam[0] = fam;
+	} else {
+		memcpy(ps->r.value.dst_ip, addr, sizeof(addr));
+		memcpy(ps->r.mask.dst_ip, mask, sizeof(mask));
+		ps->fam[1] = fam;
+	}
+	return 0;
+}
+
+static __u8 *u8_field(struct xtcam_key *k, int kw)
+{
+	switch (kw) {
+	case XTCAM_KW_IP_TOS:
+		return &k->ip_tos;
+	case XTCAM_KW_IP_TTL:
+		return &k->ip_ttl;
+	case XTCAM_KW_TYPE:
+		return &k->icmp_type;
+	case XTCAM_KW_CODE:
+		return &k->icmp_code;
+	}
+	return NULL;
+}
+
+static int kw_u8m(struct pstate *ps, int kw, const char *name, const char *s)
+{
+	const char *what = kw == XTCAM_KW_IP_TOS ? "a TOS value" :
+			   kw == XTCAM_KW_IP_TTL ? "a TTL" :
+			   kw == XTCAM_KW_TYPE ? "an ICMP type" : "an ICMP code";
+	uint64_t v, m;
+	int rc;
+
+	rc = get_masked(&ps->e, name, s, 0xff, kw == XTCAM_KW_IP_TOS, what,
+			&v, &m);
+	if (rc)
+		return rc;
+	*u8_field(&ps->r.value, kw) = (__u8)v;
+	*u8_field(&ps->r.mask, kw) = (__u8)m;
+	return 0;
+}
+
+static int kw_ipflags(struct pstate *ps, int kw, const char *name,
+		      const char *s)
+{
+	static const char *const words[] = {
+		"frag", "nofrag", "firstfrag", "nofirstfrag",
+	};
+	const char *p = s;
+	unsigned seen = 0;
+	__u16 v = 0, m = 0;
+
+	(void)kw;
+	for (;;) {
+		size_t n = strcspn(p, "/"), i;
+
+		for (i = 0; i < ARRAY_SIZE(words); i++)
+			if (strlen(words[i]) == n && !strncmp(p, words[i], n))
+				break;
+		if (i == ARRAY_SIZE(words)) {
+			char w[QBUF];
+
+			snprintf(w, sizeof(w), "%.*s", (int)(n < 64 ? n : 64), p);
+			if (!n)
+				return fail(&ps->e, EINVAL, "%s: empty flag in %s "
+					    "(frag, nofrag, firstfrag, nofirstfrag, "
+					    "joined by /)", name, quote(&ps->e, s));
+			return fail(&ps->e, EINVAL, "%s: unknown flag %s (frag, "
+				    "nofrag, firstfrag, nofirstfrag)", name,
+				    quote(&ps->e, w));
+		}
+		if (seen & (1u << i))
+			return fail(&ps->e, EINVAL, "%s: %s given twice", name,
+				    words[i]);
+		if (seen & (1u << (i ^ 1)))
+			return fail(&ps->e, EINVAL, "%s: %s and %s contradict "
+				    "each other", name, words[i ^ 1], words[i]);
+		seen |= 1u << i;
+		if (i < 2) {
+			m |= XTCAM_F_FRAG;
+			if (i == 0)
+				v |= XTCAM_F_FRAG;
+		} else {
+			m |= XTCAM_F_FIRSTFRAG;
+			if (i == 2)
+				v |= XTCAM_F_FIRSTFRAG;
+		}
+		p += n;
+		if (!*p)
+			break;
+		p++;
+	}
+	if ((seen & 2) && (seen & 4))
+		return fail(&ps->e, EINVAL, "%s: nofrag/firstfrag can never "
+			    "match (a first fragment is a fragment)", name);
+	ps->r.value.flags |= v;
+	ps->r.mask.flags |= m;
+	return 0;
+}
+
+static int port_fail(struct pstate *ps, const char *name, const char *s)
+{
+	return fail(&ps->e, EINVAL, "%s: %s is not a port, a range MIN-MAX or "
+		    "PORT/MASK", name, quote(&ps->e, s));
+}
+
+/* PORT, MIN-MAX, or PORT/MASK with a prefix mask (ports are ranges). */
+static int kw_port(struct pstate *ps, int kw, const char *name,
+		   const char *s)
+{
+	const char *dash = strchr(s, '-'), *sl = strchr(s, '/');
+	uint64_t lo, hi, m;
+	char buf[32];
+	int rc;
+
+	if (!dash && !sl) {
+		rc = get_num(&ps->e, name, s, 0, 65535, false, "a port", &lo);
+		if (rc)
+			return rc;
+		hi = lo;
+	} else if (dash && !sl) {
+		size_t n = (size_t)(dash - s);
+
+		if (!n || !dash[1] || n >= sizeof(buf))
+			return port_fail(ps, name, s);
+		memcpy(buf, s, n);
+		buf[n] = '\0';
+		rc = get_num(&ps->e, name, buf, 0, 65535, false, "a port", &lo);
+		if (!rc)
+			rc = get_num(&ps->e, name, dash + 1, 0, 65535, false,
+				     "a port", &hi);
+		if (rc)
+			return rc;
+		if (lo > hi)
+			return fail(&ps->e, EINVAL, "%s: range %llu-%llu is "
+				    "reversed", name, (unsigned long long)lo,
+				    (unsigned long long)hi);
+	} else if (sl && !dash) {
+		uint64_t v;
+		uint16_t inv;
+
+		rc = get_masked(&ps->e, name, s, 0xffff, false, "a port", &v, &m);
+		if (rc)
+			return rc;
+		inv = (uint16_t)~m;
+		if (inv & (uint16_t)(inv + 1))
+			return fail(&ps->e, EINVAL, "%s: mask %#06llx is not a "
+				    "prefix mask (ports match as ranges: use "
+				    "MIN-MAX)", name, (unsigned long long)m);
+		lo = v;
+		hi = v | inv;
+	} else {
+		return port_fail(ps, name, s);
+	}
+	if (kw == XTCAM_KW_SRC_PORT) {
+		ps->r.sport_lo = (__u16)lo;
+		ps->r.sport_hi = (__u16)hi;
+	} else {
+		ps->r.dport_lo = (__u16)lo;
+		ps->r.dport_hi = (__u16)hi;
+	}
+	return 0;
+}
+
+static int kw_tcpflags(struct pstate *ps, int kw, const char *name,
+		       const char *s)
+{
+	uint64_t v, m;
+	int rc;
+
+	(void)kw;
+	rc = get_masked(&ps->e, name, s, TCP_FLAGS_MAX, true,
+			"a TCP flags value", &v, &m);
+	if (rc)
+		return rc;
+	ps->r.value.tcp_flags = htons((uint16_t)v);
+	ps->r.mask.tcp_flags = htons((uint16_t)m);
+	return 0;
+}
+
+static uint32_t raw_full(unsigned len)
+{
+	return len >= 4 ? UINT32_MAX : (1u << (8 * len)) - 1;
+}
+
+static int kw_raw(struct pstate *ps, int kw, const char *name, const char *s)
+{
+	int idx = kw == XTCAM_KW_RAW1 ? 0 : 1;
+	const struct xtcam_raw_spec *rs;
+	uint64_t v, m;
+	char what[32];
+	int rc;
+
+	if (!ps->blk || ps->blk->raw[idx].layer == XTCAM_RAW_NONE)
+		return fail(&ps->e, EINVAL, "%s: the block has no %s field "
+			    "(block add NAME %s l2|l3|l4 OFFSET LENGTH)", name,
+			    name, name);
+	rs = &ps->blk->raw[idx];
+	if (rs->layer > XTCAM_RAW_L4 || rs->len < 1 || rs->len > 4)
+		return fail(&ps->e, EINVAL, "%s: the block's %s field is "
+			    "misconfigured (layer %u, length %u)", name, name,
+			    rs->layer, rs->len);
+	snprintf(what, sizeof(what), "a %u-byte value", rs->len);
+	rc = get_masked(&ps->e, name, s, raw_full(rs->len), true, what, &v, &m);
+	if (rc)
+		return rc;
+	if (idx == 0) {
+		ps->r.value.raw1 = htonl((uint32_t)v);
+		ps->r.mask.raw1 = htonl((uint32_t)m);
+	} else {
+		ps->r.value.raw2 = htonl((uint32_t)v);
+		ps->r.mask.raw2 = htonl((uint32_t)m);
+	}
+	return 0;
+}
+
+struct kwdef {
+	const char *name;
+	int kw;
+	kw_fn fn;
+};
+
+static const struct kwdef kwdefs[] = {
+	{ "prio",          K_PRIO,                  kw_prio },
+	{ "pref",          K_PRIO,                  kw_prio },
+	{ "handle",        K_HANDLE,                kw_handle },
+	{ "action",        K_ACTION,                NULL },
+	{ "src_mac",       XTCAM_KW_SRC_MAC,        kw_mac },
+	{ "dst_mac",       XTCAM_KW_DST_MAC,        kw_mac },
+	{ "vlan",          XTCAM_KW_VLAN,           kw_vlan },
+	{ "vlan_id",       XTCAM_KW_VLAN_ID,        kw_vid },
+	{ "vlan_prio",     XTCAM_KW_VLAN_PRIO,      kw_vprio },
+	{ "vlan_ethtype",  XTCAM_KW_VLAN_ETHTYPE,   kw_vethtype },
+	{ "cvlan_id",      XTCAM_KW_CVLAN_ID,       kw_vid },
+	{ "cvlan_prio",    XTCAM_KW_CVLAN_PRIO,     kw_vprio },
+	{ "cvlan_ethtype", XTCAM_KW_CVLAN_ETHTYPE,  kw_vethtype },
+	{ "eth_type",      XTCAM_KW_ETH_TYPE,       kw_ethtype },
+	{ "protocol",      XTCAM_KW_ETH_TYPE,       kw_ethtype },
+	{ "ip_proto",      XTCAM_KW_IP_PROTO,       kw_ipproto },
+	{ "src_ip",        XTCAM_KW_SRC_IP,         kw_ip },
+	{ "dst_ip",        XTCAM_KW_DST_IP,         kw_ip },
+	{ "ip_tos",        XTCAM_KW_IP_TOS,         kw_u8m },
+	{ "ip_ttl",        XTCAM_KW_IP_TTL,         kw_u8m },
+	{ "ip_flags",      XTCAM_KW_IP_FLAGS,       kw_ipflags },
+	{ "src_port",      XTCAM_KW_SRC_PORT,       kw_port },
+	{ "dst_port",      XTCAM_KW_DST_PORT,       kw_port },
+	{ "tcp_flags",     XTCAM_KW_TCP_FLAGS,      kw_tcpflags },
+	{ "type",          XTCAM_KW_TYPE,           kw_u8m },
+	{ "code",          XTCAM_KW_CODE,           kw_u8m },
+	{ "raw1",          XTCAM_KW_RAW1,           kw_raw },
+	{ "raw2",          XTCAM_KW_RAW2,           kw_raw },
+};
+
+/* tc-flower keywords (and tc filter options) that xtcam does not have. */
+static const char *const flower_only[] = {
+	"indev", "verbose", "skip_sw", "skip_hw", "classid", "flowid", "hw_tc",
+	"num_of_vlans", "pppoe_sid", "ppp_proto", "mpls", "mpls_label",
+	"mpls_tc", "mpls_bos", "mpls_ttl", "arp_tip", "arp_sip", "arp_op",
+	"arp_tha", "arp_sha", "enc_key_id", "enc_dst_ip", "enc_src_ip",
+	"enc_dst_port", "enc_tos", "enc_ttl", "geneve_opts", "vxlan_opts",
+	"erspan_opts", "gtp_opts", "ct_state", "ct_zone", "ct_mark",
+	"ct_label", "l2_miss", "cfm", "spi", "l2tpv3_sid",
+};
+
+static const struct kwdef *kw_lookup(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kwdefs); i++)
+		if (!strcmp(s, kwdefs[i].name))
+			return &kwdefs[i];
+	return NULL;
+}
+
+/* Optimal string alignment distance (edits, with transpositions). */
+static int edit_distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b), i, j;
+	int d[33][33];
+
+	if (n > 32 || m > 32)
+		return 99;
+	for (i = 0; i <= n; i++)
+		d[i][0] = (int)i;
+	for (j = 0; j <= m; j++)
+		d[0][j] = (int)j;
+	for (i = 1; i <= n; i++)
+		for (j = 1; j <= m; j++) {
+			int c = a[i - 1] != b[j - 1], best = d[i - 1][j - 1] + c;
+
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[n][m];
+}
+
+/* The known word closest to s: one that ends in "_s" ("ttl" -> "ip_ttl"),
+ * else within two edits.  NULL if none is close. */
+static const char *suggest(const char *s, const char *const *words,
+			   size_t n)
+{
+	const char *best = NULL;
+	int bestd = 3;
+	size_t i, sl = strlen(s);
+
+	if (!sl)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		size_t wl = strlen(words[i]);
+
+		if (wl > sl + 1 && words[i][wl - sl - 1] == '_' &&
+		    !strcmp(words[i] + wl - sl, s))
+			return words[i];
+	}
+	for (i = 0; i < n; i++) {
+		int d = edit_distance(s, words[i]);
+
+		if (d < bestd && (size_t)d * 2 < strlen(words[i])) {
+			bestd = d;
+			best = words[i];
+		}
+	}
+	return best;
+}
+
+static int unknown_kw(struct pstate *ps, const char *tok)
+{
+	const char *words[ARRAY_SIZE(kwdefs)], *hint;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(flower_only); i++)
+		if (!strcmp(tok, flower_only[i]))
+			return fail(&ps->e, EOPNOTSUPP, "%s: a tc-flower keyword "
+				    "that xtcam does not support", tok);
+	for (i = 0; i < ARRAY_SIZE(kwdefs); i++)
+		words[i] = kwdefs[i].name;
+	hint = suggest(tok, words, ARRAY_SIZE(words));
+	if (hint)
+		return fail(&ps->e, EINVAL, "unknown keyword %s (did you mean "
+			    "\"%s\"?)", quote(&ps->e, tok), hint);
+	return fail(&ps->e, EINVAL, "unknown keyword %s", quote(&ps->e, tok));
+}
+
+/* Interface names as the kernel takes them (dev_valid_name). */
+static bool ifname_valid(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (!n || n >= IF_NAMESIZE || !strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '/' || c == ':' || is_space(c) || c < 0x20 || c == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+/* Network namespace names as under /run/netns. */
+static bool netns_valid(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (!n || n >= XTCAM_NETNS_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '/' || is_space(c) || c < 0x20 || c == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+#define ACTIONS "drop, pass, tx, redirect dev IFNAME [netns NS], cpu N"
+
+/* action ACTION: argv[*ip] is the word "action"; *ip moves past its
+ * arguments. */
+static int parse_action(struct pstate *ps, int argc, char **argv, int *ip)
+{
+	struct xtcam_rule_action *a = &ps->r.action;
+	const char *name = argv[*ip], *t;
+	int i = *ip + 1, rc;
+	uint64_t v;
+
+	if (i >= argc)
+		return fail(&ps->e, EINVAL, "%s: missing value (" ACTIONS ")",
+			    name);
+	t = argv[i++];
+	memset(a, 0, sizeof(*a));
+	if (!strcmp(t, "drop") || !strcmp(t, "shot")) {
+		a->type = XTCAM_ACT_DROP;
+	} else if (!strcmp(t, "pass") || !strcmp(t, "ok")) {
+		a->type = XTCAM_ACT_PASS;
+	} else if (!strcmp(t, "tx")) {
+		a->type = XTCAM_ACT_TX;
+	} else if (!strcmp(t, "redirect")) {
+		a->type = XTCAM_ACT_REDIRECT;
+		if (i >= argc || strcmp(argv[i], "dev"))
+			return fail(&ps->e, EINVAL, "%s: redirect needs dev "
+				    "IFNAME", name);
+		if (++i >= argc)
+			return fail(&ps->e, EINVAL, "%s: redirect dev: missing "
+				    "interface name", name);
+		if (!ifname_valid(argv[i]))
+			return fail(&ps->e, EINVAL, "%s: redirect dev: %s is not "
+				    "an interface name (1-%d characters, no '/', "
+				    "':' or spaces)", name, quote(&ps->e, argv[i]),
+				    IF_NAMESIZE - 1);
+		strcpy(a->dev, argv[i++]);
+		if (i < argc && !strcmp(argv[i], "netns")) {
+			if (++i >= argc)
+				return fail(&ps->e, EINVAL, "%s: redirect netns: "
+					    "missing namespace name", name);
+			if (!netns_valid(argv[i]))
+				return fail(&ps->e, EINVAL, "%s: redirect netns: "
+					    "%s is not a namespace name (1-%d "
+					    "characters, no '/' or spaces)", name,
+					    quote(&ps->e, argv[i]),
+					    XTCAM_NETNS_MAX - 1);
+			strcpy(a->netns, argv[i++]);
+		}
+	} else if (!strcmp(t, "cpu")) {
+		a->type = XTCAM_ACT_CPU;
+		if (i >= argc)
+			return fail(&ps->e, EINVAL, "%s: cpu needs a CPU number "
+				    "(0-%d)", name, XTCAM_CPU_MAX);
+		rc = get_num(&ps->e, name, argv[i++], 0, XTCAM_CPU_MAX, false,
+			     "a CPU number", &v);
+		if (rc)
+			return rc;
+		a->cpu = (__u32)v;
+	} else {
+		return fail(&ps->e, EINVAL, "%s: unknown action %s (" ACTIONS ")",
+			    name, quote(&ps->e, t));
+	}
+	*ip = i;
+	return 0;
+}
+
+/* A conflict between keywords a and b, reported on the one given last:
+ * "b: WHAT-B conflicts with a (WHAT-A)". */
+static int conflict(struct pstate *ps, int a, const char *wa, int b,
+		    const char *wb)
+{
+	if (ps->pos[a] > ps->pos[b]) {
+		int t = a;
+		const char *tw = wa;
+
+		a = b, wa = wb;
+		b = t, wb = tw;
+	}
+	return fail(&ps->e, EINVAL, "%s: %s conflicts with %s (%s)",
+		    ps->spell[b], wb, ps->spell[a], wa);
+}
+
+static int prereq(struct pstate *ps, int kw, const char *needs)
+{
+	char pb[8];
+
+	if (has(ps, XTCAM_KW_IP_PROTO))
+		return fail(&ps->e, EINVAL, "%s: needs %s (ip_proto is %s)",
+			    ps->spell[kw], needs,
+			    ipproto_str(ps->r.value.ip_proto, pb, sizeof(pb)));
+	return fail(&ps->e, EINVAL, "%s: needs %s", ps->spell[kw], needs);
+}
+
+/*
+ * What a keyword says about the L3 protocol (eth_type, after the tags):
+ *   ETH    eth_type V:               eth_type is V
+ *   ALL    eth_type all:             do not match eth_type (so nothing may
+ *                                    imply a value for it)
+ *   IMPLY  an address, icmp/icmpv6:  eth_type is V, and we set it
+ *   EQ     vlan_ethtype/cvlan_ethtype that is not a tag: eth_type is V
+ *   IP     ip_tos/ttl/flags/proto:   eth_type is IPv4 or IPv6
+ */
+enum l3kind { L3_ETH, L3_ALL, L3_IMPLY, L3_EQ, L3_IP };
+
+struct l3c {
+	enum l3kind kind;
+	int kw;
+	uint16_t v;
+	char what[40];
+};
+
+static bool l3_compatible(const struct l3c *a, const struct l3c *b)
+{
+	if (a->kind == L3_ALL || b->kind == L3_ALL)
+		return (a->kind == L3_ALL ? b : a)->kind != L3_IMPLY;
+	if (a->kind == L3_IP && b->kind == L3_IP)
+		return true;
+	if (a->kind == L3_IP)
+		return is_ip_ethtype(b->v);
+	if (b->kind == L3_IP)
+		return is_ip_ethtype(a->v);
+	return a->v == b->v;
+}
+
+static void l3_add(struct pstate *ps, struct l3c *c, size_t *n,
+		   enum l3kind kind, int kw, uint16_t v, const char *what)
+{
+	struct l3c *x;
+	size_t i;
+
+	/* keep them sorted by position in argv */
+	for (i = *n; i > 0 && ps->pos[c[i - 1].kw] > ps->pos[kw]; i--)
+		c[i] = c[i - 1];
+	x = &c[i];
+	x->kind = kind;
+	x->kw = kw;
+	x->v = v;
+	snprintf(x->what, sizeof(x->what), "%s", what);
+	(*n)++;
+}
+
+static int check_l3(struct pstate *ps)
+{
+	struct xtcam_rule *r = &ps->r;
+	struct l3c c[10];
+	size_t n = 0, i, j;
+	char b[48], eb[8];
+	int k;
+
+	if (has(ps, XTCAM_KW_ETH_TYPE)) {
+		if (ps->eth_all)
+			l3_add(ps, c, &n, L3_ALL, XTCAM_KW_ETH_TYPE, 0, "all");
+		else
+			l3_add(ps, c, &n, L3_ETH, XTCAM_KW_ETH_TYPE,
+			       ntohs(r->value.eth_type),
+			       ethtype_str(ntohs(r->value.eth_type), eb, sizeof(eb)));
+	}
+	for (k = 0; k < 2; k++) {
+		int kw = k ? XTCAM_KW_DST_IP : XTCAM_KW_SRC_IP;
+
+		if (has(ps, kw))
+			l3_add(ps, c, &n, L3_IMPLY, kw,
+			       ps->fam[k] == 4 ? ETHT_IPV4 : ETHT_IPV6,
+			       ps->fam[k] == 4 ? "IPv4 address" : "IPv6 address");
+	}
+	if (has(ps, XTCAM_KW_IP_PROTO)) {
+		uint8_t p = r->value.ip_proto;
+
+		if (p == PROTO_ICMP) {
+			l3_add(ps, c, &n, L3_IMPLY, XTCAM_KW_IP_PROTO, ETHT_IPV4,
+			       "icmp, IPv4 only");
+		} else if (p == PROTO_ICMPV6) {
+			l3_add(ps, c, &n, L3_IMPLY, XTCAM_KW_IP_PROTO, ETHT_IPV6,
+			       "icmpv6, IPv6 only");
+		} else {
+			snprintf(b, sizeof(b), "%s, an IP protocol",
+				 ipproto_str(p, eb, sizeof(eb)));
+			l3_add(ps, c, &n, L3_IP, XTCAM_KW_IP_PROTO, 0, b);
+		}
+	}
+	for (k = XTCAM_KW_IP_TOS; k <= XTCAM_KW_IP_FLAGS; k++)
+		if (has(ps, k))
+			l3_add(ps, c, &n, L3_IP, k, 0, "an IP match");
+	if (has(ps, XTCAM_KW_VLAN_ETHTYPE) &&
+	    !is_tpid(ntohs(r->value.vlan_ethtype)))
+		l3_add(ps, c, &n, L3_EQ, XTCAM_KW_VLAN_ETHTYPE,
+		       ntohs(r->value.vlan_ethtype),
+		       ethtype_str(ntohs(r->value.vlan_ethtype), eb, sizeof(eb)));
+	if (has(ps, XTCAM_KW_CVLAN_ETHTYPE))
+		l3_add(ps, c, &n, L3_EQ, XTCAM_KW_CVLAN_ETHTYPE,
+		       ntohs(r->value.cvlan_ethtype),
+		       ethtype_str(ntohs(r->value.cvlan_ethtype), eb, sizeof(eb)));
+
+	for (j = 1; j < n; j++)
+		for (i = 0; i < j; i++)
+			if (!l3_compatible(&c[i], &c[j]))
+				return conflict(ps, c[i].kw, c[i].what, c[j].kw,
+						c[j].what);
+
+	/* an address or icmp/icmpv6 implies the family */
+	if (!has(ps, XTCAM_KW_ETH_TYPE))
+		for (i = 0; i < n; i++)
+			if (c[i].kind == L3_IMPLY) {
+				r->value.eth_type = htons(c[i].v);
+				r->mask.eth_type = 0xffff;
+				break;
+			}
+	return 0;
+}
+
+static int check(struct pstate *ps)
+{
+	struct xtcam_rule *r = &ps->r;
+	uint8_t p = r->value.ip_proto;
+	char eb[8], w[48];
+	int k;
+
+	if (!has(ps, K_PRIO))
+		return fail(&ps->e, EINVAL, "prio: required (prio 1-65535)");
+	if (!has(ps, K_ACTION))
+		return fail(&ps->e, EINVAL, "action: required (action " ACTIONS
+			    ")");
+
+	if (has(ps, XTCAM_KW_VLAN) && !(r->value.flags & XTCAM_F_VLAN1))
+		for (k = XTCAM_KW_VLAN_ID; k <= XTCAM_KW_CVLAN_ETHTYPE; k++)
+			if (has(ps, k))
+				return conflict(ps, XTCAM_KW_VLAN, "untagged", k,
+						"a VLAN tag match");
+	if (has(ps, XTCAM_KW_VLAN_ETHTYPE) &&
+	    !is_tpid(ntohs(r->value.vlan_ethtype)))
+		for (k = XTCAM_KW_CVLAN_ID; k <= XTCAM_KW_CVLAN_ETHTYPE; k++)
+			if (has(ps, k)) {
+				snprintf(w, sizeof(w), "%s: no inner tag",
+					 ethtype_str(ntohs(r->value.vlan_ethtype),
+						     eb, sizeof(eb)));
+				return conflict(ps, XTCAM_KW_VLAN_ETHTYPE, w, k,
+						"an inner tag match");
+			}
+
+	for (k = XTCAM_KW_SRC_PORT; k <= XTCAM_KW_DST_PORT; k++)
+		if (has(ps, k) && !(has(ps, XTCAM_KW_IP_PROTO) &&
+				    (p == PROTO_TCP || p == PROTO_UDP ||
+				     p == PROTO_SCTP || p == PROTO_UDPLITE)))
+			return prereq(ps, k, "ip_proto tcp, udp, sctp or udplite");
+	if (has(ps, XTCAM_KW_TCP_FLAGS) &&
+	    !(has(ps, XTCAM_KW_IP_PROTO) && p == PROTO_TCP))
+		return prereq(ps, XTCAM_KW_TCP_FLAGS, "ip_proto tcp");
+	for (k = XTCAM_KW_TYPE; k <= XTCAM_KW_CODE; k++)
+		if (has(ps, k) && !(has(ps, XTCAM_KW_IP_PROTO) &&
+				    (p == PROTO_ICMP || p == PROTO_ICMPV6)))
+			return prereq(ps, k, "ip_proto icmp or icmpv6");
+
+	return check_l3(ps);
+}
+
+int xtcam_rule_parse(int argc, char **argv, struct xtcam_rule *r,
+		     const struct xtcam_block_spec *blk, char *err,
+		     size_t errlen)
+{
+	struct pstate ps;
+	int i, rc;
+
+	ectx_init(&ps.e, err, errlen);
+	if (!r || argc < 0 || (argc > 0 && !argv))
+		return fail(&ps.e, EINVAL, "invalid arguments");
+	xtcam_rule_init(&ps.r);
+	ps.blk = blk;
+	ps.given = 0;
+	ps.fam[0] = ps.fam[1] = 0;
+	ps.eth_all = false;
+
+	for (i = 0; i < argc;) {
+		const char *tok = argv[i];
+		const struct kwdef *d;
+		int k;
+
+		if (!tok)
+			return fail(&ps.e, EINVAL, "invalid arguments (NULL word)");
+		d = kw_lookup(tok);
+		if (!d)
+			return unknown_kw(&ps, tok);
+		k = d->kw;
+		if (has(&ps, k)) {
+			if (strcmp(ps.spell[k], tok))
+				return fail(&ps.e, EINVAL, "%s: given twice (also "
+					    "as %s)", tok, ps.spell[k]);
+			return fail(&ps.e, EINVAL, "%s: given twice", tok);
+		}
+		ps.given |= 1u << k;
+		ps.pos[k] = i;
+		ps.spell[k] = tok;
+		if (k == K_ACTION) {
+			rc = parse_action(&ps, argc, argv, &i);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (i + 1 >= argc || !argv[i + 1])
+			return fail(&ps.e, EINVAL, "%s: missing value", tok);
+		rc = d->fn(&ps, k, tok, argv[i + 1]);
+		if (rc) {
+			/* "src_ip dst_ip 10.0.0.1": say what happened */
+			if (kw_lookup(argv[i + 1]))
+				return fail(&ps.e, EINVAL, "%s: missing value "
+					    "(found keyword %s)", tok,
+					    quote(&ps.e, argv[i + 1]));
+			return rc;
+		}
+		i += 2;
+	}
+
+	rc = check(&ps);
+	if (rc)
+		return rc;
+	ps.r.keywords = ps.given & ((1u << XTCAM_KW_MAX) - 1);
+	*r = ps.r;
+	return 0;
+}
+
+int xtcam_split_words(const char *line, int *argcp, char ***argvp)
+{
+	size_t n = 0, len, k = 0;
+	const char *p;
+	char **v, *s;
+
+	if (!line || !argcp || !argvp)
+		return -EINVAL;
+	for (p = line;;) {
+		while (is_space((unsigned char)*p))
+			p++;
+		if (!*p || *p == '#')
+			break;
+		n++;
+		while (*p && !is_space((unsigned char)*p))
+			p++;
+	}
+	if (n >= (size_t)INT32_MAX)
+		return -E2BIG;
+	len = strlen(line);
+	v = malloc((n + 1) * sizeof(*v) + len + 1);
+	if (!v)
+		return -ENOMEM;
+	s = (char *)(v + n + 1);
+	for (p = line; k < n;) {
+		while (is_space((unsigned char)*p))
+			p++;
+		v[k++] = s;
+		while (*p && !is_space((unsigned char)*p))
+			*s++ = *p++;
+		*s++ = '\0';
+	}
+	v[n] = NULL;
+	*argcp = (int)n;
+	*argvp = v;
+	return 0;
+}
+
+int xtcam_rule_parse_line(const char *line, struct xtcam_rule *r,
+			  const struct xtcam_block_spec *blk, char *err,
+			  size_t errlen)
+{
+	struct ectx e;
+	char **argv;
+	int argc, rc;
+
+	ectx_init(&e, err, errlen);
+	if (!line || !r)
+		return fail(&e, EINVAL, "invalid arguments");
+	rc = xtcam_split_words(line, &argc, &argv);
+	if (rc)
+		return fail(&e, -rc, "cannot split the line: %s", strerror(-rc));
+	if (argc == 0) {
+		free(argv);
+		return 1;
+	}
+	rc = xtcam_rule_parse(argc, argv, r, blk, err, errlen);
+	free(argv);
+	return rc;
+}
+
+/* --- rule printer --------------------------------------------------------- */
+
+struct sb {
+	char *buf;
+	size_t len;
+	size_t off;
+};
+
+static void sbf(struct sb *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void sbf(struct sb *b, const char *fmt, ...)
+{
+	size_t room = b->off < b->len ? b->len - b->off : 0;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(room ? b->buf + b->off : NULL, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		b->off += (size_t)n;
+}
+
+static void sb_init(struct sb *b, char *buf, size_t len)
+{
+	b->buf = buf;
+	b->len = buf ? len : 0;
+	b->off = 0;
+	if (b->len)
+		buf[0] = '\0';
+}
+
+static int sb_end(const struct sb *b)
+{
+	if (b->off >= b->len || b->off > INT32_MAX)
+		return -ENOSPC;
+	return (int)b->off;
+}
+
+static bool eth_implied(const struct xtcam_rule *r)
+{
+	return xtcam_kw_present(r, XTCAM_KW_SRC_IP) ||
+	       xtcam_kw_present(r, XTCAM_KW_DST_IP) ||
+	       (xtcam_kw_present(r, XTCAM_KW_IP_PROTO) &&
+		(r->value.ip_proto == PROTO_ICMP ||
+		 r->value.ip_proto == PROTO_ICMPV6));
+}
+
+bool xtcam_kw_present(const struct xtcam_rule *r, enum xtcam_kw kw)
+{
+	const struct xtcam_key *m = &r->mask;
+
+	if ((unsigned)kw >= XTCAM_KW_MAX)
+		return false;
+	if (r->keywords & XTCAM_KW_BIT(kw))
+		return true;
+	switch (kw) {
+	case XTCAM_KW_SRC_MAC:
+		return !all_zero(m->src_mac, 6);
+	case XTCAM_KW_DST_MAC:
+		return !all_zero(m->dst_mac, 6);
+	case XTCAM_KW_VLAN:
+		return m->flags & XTCAM_F_VLAN1;
+	case XTCAM_KW_VLAN_ID:
+		return ntohs(m->vlan_tci) & TCI_VID;
+	case XTCAM_KW_VLAN_PRIO:
+		return ntohs(m->vlan_tci) & TCI_PRIO;
+	case XTCAM_KW_VLAN_ETHTYPE:
+		return m->vlan_ethtype;
+	case XTCAM_KW_CVLAN_ID:
+		return ntohs(m->cvlan_tci) & TCI_VID;
+	case XTCAM_KW_CVLAN_PRIO:
+		return ntohs(m->cvlan_tci) & TCI_PRIO;
+	case XTCAM_KW_CVLAN_ETHTYPE:
+		return m->cvlan_ethtype;
+	case XTCAM_KW_ETH_TYPE:
+		return m->eth_type && !eth_implied(r);
+	case XTCAM_KW_IP_PROTO:
+		return m->ip_proto;
+	case XTCAM_KW_SRC_IP:
+		return !all_zero(m->src_ip, sizeof(m->src_ip));
+	case XTCAM_KW_DST_IP:
+		return !all_zero(m->dst_ip, sizeof(m->dst_ip));
+	case XTCAM_KW_IP_TOS:
+		return m->ip_tos;
+	case XTCAM_KW_IP_TTL:
+		return m->ip_ttl;
+	case XTCAM_KW_IP_FLAGS:
+		return m->flags & (XTCAM_F_FRAG | XTCAM_F_FIRSTFRAG);
+	case XTCAM_KW_SRC_PORT:
+		return r->sport_lo != 0 || r->sport_hi != 0xffff;
+	case XTCAM_KW_DST_PORT:
+		return r->dport_lo != 0 || r->dport_hi != 0xffff;
+	case XTCAM_KW_TCP_FLAGS:
+		return m->tcp_flags;
+	case XTCAM_KW_TYPE:
+		return m->icmp_type;
+	case XTCAM_KW_CODE:
+		return m->icmp_code;
+	case XTCAM_KW_RAW1:
+		return m->raw1;
+	case XTCAM_KW_RAW2:
+		return m->raw2;
+	case XTCAM_KW_MAX:
+		break;
+	}
+	return false;
+}
+
+static void fmt_mac(struct sb *b, const __u8 *v, const __u8 *m)
+{
+	int len = prefix_len(m, 6);
+
+	sbf(b, "%02x:%02x:%02x:%02x:%02x:%02x", v[0], v[1], v[2], v[3], v[4],
+	    v[5]);
+	if (len == 48)
+		return;
+	if (len >= 0)
+		sbf(b, "/%d", len);
+	else
+		sbf(b, "/%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3],
+		    m[4], m[5]);
+}
+
+/* IPv6 when eth_type says so, or when the address does not fit IPv4. */
+static bool rule_is_ipv6(const struct xtcam_rule *r)
+{
+	if (r->mask.eth_type == 0xffff) {
+		if (r->value.eth_type == htons(ETHT_IPV6))
+			return true;
+		if (r->value.eth_type == htons(ETHT_IPV4))
+			return false;
+	}
+	return !all_zero(&r->value.src_ip[1], 12) ||
+	       !all_zero(&r->mask.src_ip[1], 12) ||
+	       !all_zero(&r->value.dst_ip[1], 12) ||
+	       !all_zero(&r->mask.dst_ip[1], 12);
+}
+
+static void fmt_ip(struct sb *b, const struct xtcam_rule *r, const __be32 *v,
+		   const __be32 *m)
+{
+	bool v6 = rule_is_ipv6(r);
+	int af = v6 ? AF_INET6 : AF_INET;
+	size_t n = v6 ? 16 : 4;
+	char a[INET6_ADDRSTRLEN];
+	int len = prefix_len((const uint8_t *)m, n);
+
+	if (!inet_ntop(af, v, a, sizeof(a)))
+		snprintf(a, sizeof(a), "?");
+	sbf(b, "%s", a);
+	if (len == (int)n * 8)
+		return;
+	if (len >= 0) {
+		sbf(b, "/%d", len);
+		return;
+	}
+	if (!inet_ntop(af, m, a, sizeof(a)))
+		snprintf(a, sizeof(a), "?");
+	sbf(b, "/%s", a);
+}
+
+static void fmt_masked(struct sb *b, unsigned v, unsigned m, unsigned full,
+		       bool hex)
+{
+	sbf(b, hex ? "%#x" : "%u", v);
+	if (m != full)
+		sbf(b, "/%#x", m);
+}
+
+static void fmt_ethtype(struct sb *b, __be16 v)
+{
+	char eb[8];
+
+	sbf(b, "%s", ethtype_str(ntohs(v), eb, sizeof(eb)));
+}
+
+static void fmt_kw(struct sb *b, const struct xtcam_rule *r,
+		   const struct xtcam_block_spec *blk, int kw)
+{
+	const struct xtcam_key *v = &r->value, *m = &r->mask;
+	char pb[8];
+
+	switch (kw) {
+	case XTCAM_KW_SRC_MAC:
+		fmt_mac(b, v->src_mac, m->src_mac);
+		break;
+	case XTCAM_KW_DST_MAC:
+		fmt_mac(b, v->dst_mac, m->dst_mac);
+		break;
+	case XTCAM_KW_VLAN:
+		sbf(b, "%s", v->flags & XTCAM_F_VLAN1 ? "tagged" : "untagged");
+		break;
+	case XTCAM_KW_VLAN_ID:
+		sbf(b, "%u", ntohs(v->vlan_tci) & TCI_VID);
+		break;
+	case XTCAM_KW_VLAN_PRIO:
+		sbf(b, "%u", ntohs(v->vlan_tci) >> TCI_PRIO_SHIFT);
+		break;
+	case XTCAM_KW_VLAN_ETHTYPE:
+		fmt_ethtype(b, v->vlan_ethtype);
+		break;
+	case XTCAM_KW_CVLAN_ID:
+		sbf(b, "%u", ntohs(v->cvlan_tci) & TCI_VID);
+		break;
+	case XTCAM_KW_CVLAN_PRIO:
+		sbf(b, "%u", ntohs(v->cvlan_tci) >> TCI_PRIO_SHIFT);
+		break;
+	case XTCAM_KW_CVLAN_ETHTYPE:
+		fmt_ethtype(b, v->cvlan_ethtype);
+		break;
+	case XTCAM_KW_ETH_TYPE:
+		if (!m->eth_type)
+			sbf(b, "all");
+		else
+			fmt_ethtype(b, v->eth_type);
+		break;
+	case XTCAM_KW_IP_PROTO:
+		sbf(b, "%s", ipproto_str(v->ip_proto, pb, sizeof(pb)));
+		break;
+	case XTCAM_KW_SRC_IP:
+		fmt_ip(b, r, v->src_ip, m->src_ip);
+		break;
+	case XTCAM_KW_DST_IP:
+		fmt_ip(b, r, v->dst_ip, m->dst_ip);
+		break;
+	case XTCAM_KW_IP_TOS:
+		fmt_masked(b, v->ip_tos, m->ip_tos, 0xff, true);
+		break;
+	case XTCAM_KW_IP_TTL:
+		fmt_masked(b, v->ip_ttl, m->ip_ttl, 0xff, false);
+		break;
+	case XTCAM_KW_IP_FLAGS: {
+		const char *sep = "";
+
+		if (m->flags & XTCAM_F_FRAG) {
+			sbf(b, "%s", v->flags & XTCAM_F_FRAG ? "frag" : "nofrag");
+			sep = "/";
+		}
+		if (m->flags & XTCAM_F_FIRSTFRAG)
+			sbf(b, "%s%s", sep, v->flags & XTCAM_F_FIRSTFRAG ?
+			    "firstfrag" : "nofirstfrag");
+		break;
+	}
+	case XTCAM_KW_SRC_PORT:
+	case XTCAM_KW_DST_PORT: {
+		unsigned lo = kw == XTCAM_KW_SRC_PORT ? r->sport_lo : r->dport_lo;
+		unsigned hi = kw == XTCAM_KW_SRC_PORT ? r->sport_hi : r->dport_hi;
+
+		if (lo == hi)
+			sbf(b, "%u", lo);
+		else
+			sbf(b, "%u-%u", lo, hi);
+		break;
+	}
+	case XTCAM_KW_TCP_FLAGS:
+		fmt_masked(b, ntohs(v->tcp_flags), ntohs(m->tcp_flags),
+			   TCP_FLAGS_MAX, true);
+		break;
+	case XTCAM_KW_TYPE:
+		fmt_masked(b, v->icmp_type, m->icmp_type, 0xff, false);
+		break;
+	case XTCAM_KW_CODE:
+		fmt_masked(b, v->icmp_code, m->icmp_code, 0xff, false);
+		break;
+	case XTCAM_KW_RAW1:
+	case XTCAM_KW_RAW2: {
+		int idx = kw == XTCAM_KW_RAW1 ? 0 : 1;
+		uint32_t rv = ntohl(idx ? v->raw2 : v->raw1);
+		uint32_t rm = ntohl(idx ? m->raw2 : m->raw1);
+		/* without the block's length, always show the mask */
+		uint64_t full = blk && blk->raw[idx].layer != XTCAM_RAW_NONE &&
+				blk->raw[idx].len >= 1 && blk->raw[idx].len <= 4 ?
+				raw_full(blk->raw[idx].len) : UINT64_MAX;
+
+		sbf(b, "%#x", rv);
+		if (rm != full)
+			sbf(b, "/%#x", rm);
+		break;
+	}
+	}
+}
+
+int xtcam_kw_format(const struct xtcam_rule *r,
+		    const struct xtcam_block_spec *blk, enum xtcam_kw kw,
+		    char *buf, size_t len)
+{
+	struct sb b;
+
+	sb_init(&b, buf, len);
+	if (!r || (unsigned)kw >= XTCAM_KW_MAX)
+		return -EINVAL;
+	fmt_kw(&b, r, blk, kw);
+	return sb_end(&b);
+}
+
+static int fmt_action(struct sb *b, const struct xtcam_rule_action *a)
+{
+	switch (a->type) {
+	case XTCAM_ACT_DROP:
+	case XTCAM_ACT_PASS:
+	case XTCAM_ACT_TX:
+		sbf(b, "%s", act_names[a->type]);
+		return 0;
+	case XTCAM_ACT_REDIRECT:
+		if (!a->dev[0])
+			return -EINVAL;
+		sbf(b, "redirect dev %.*s", (int)sizeof(a->dev), a->dev);
+		if (a->netns[0])
+			sbf(b, " netns %.*s", (int)sizeof(a->netns), a->netns);
+		return 0;
+	case XTCAM_ACT_CPU:
+		sbf(b, "cpu %u", a->cpu);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int xtcam_action_format(const struct xtcam_rule_action *a, char *buf,
+			size_t len)
+{
+	struct sb b;
+	int rc;
+
+	sb_init(&b, buf, len);
+	if (!a)
+		return -EINVAL;
+	rc = fmt_action(&b, a);
+	return rc ? rc : sb_end(&b);
+}
+
+int xtcam_rule_format(const struct xtcam_rule *r,
+		      const struct xtcam_block_spec *blk, char *buf,
+		      size_t len)
+{
+	struct sb b;
+	int kw, rc;
+
+	sb_init(&b, buf, len);
+	if (!r)
+		return -EINVAL;
+	sbf(&b, "prio %u", r->prio);
+	if (r->handle)
+		sbf(&b, " handle %u", r->handle);
+	for (kw = 0; kw < XTCAM_KW_MAX; kw++) {
+		if (!xtcam_kw_present(r, kw))
+			continue;
+		sbf(&b, " %s ", kw_names[kw]);
+		fmt_kw(&b, r, blk, kw);
+	}
+	sbf(&b, " action ");
+	rc = fmt_action(&b, &r->action);
+	return rc ? rc : sb_end(&b);
+}
+
+/* --- JSON ----------------------------------------------------------------- */
+
+static int jadd(struct json_object *o, const char *k, struct json_object *v)
+{
+	if (!v || json_object_object_add(o, k, v)) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static struct json_object *jfail(struct json_object *o, int rc)
+{
+	json_object_put(o);
+	errno = -rc;
+	return NULL;
+}
+
+struct json_object *xtcam_rule_match_json(const struct xtcam_rule *r,
+					  const struct xtcam_block_spec *blk)
+{
+	struct json_object *o;
+	char v[256];
+	int kw, rc;
+
+	if (!r) {
+		errno = EINVAL;
+		return NULL;
+	}
+	o = json_object_new_object();
+	if (!o) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (kw = 0; kw < XTCAM_KW_MAX; kw++) {
+		if (!xtcam_kw_present(r, kw))
+			continue;
+		rc = xtcam_kw_format(r, blk, kw, v, sizeof(v));
+		if (rc < 0)
+			return jfail(o, rc);
+		rc = jadd(o, kw_names[kw], json_object_new_string(v));
+		if (rc)
+			return jfail(o, rc);
+	}
+	return o;
+}
+
+struct json_object *xtcam_action_json(const struct xtcam_rule_action *a)
+{
+	struct json_object *o;
+	int rc;
+
+	if (!a) {
+		errno = EINVAL;
+		return NULL;
+	}
+	o = json_object_new_object();
+	if (!o) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rc = jadd(o, "type", json_object_new_string(xtcam_action_name(a->type)));
+	if (!rc && a->type == XTCAM_ACT_REDIRECT) {
+		char dev[IF_NAMESIZE + 1], ns[XTCAM_NETNS_MAX + 1];
+
+		snprintf(dev, sizeof(dev), "%.*s", (int)sizeof(a->dev), a->dev);
+		snprintf(ns, sizeof(ns), "%.*s", (int)sizeof(a->netns), a->netns);
+		rc = jadd(o, "dev", json_object_new_string(dev));
+		if (!rc && ns[0])
+			rc = jadd(o, "netns", json_object_new_string(ns));
+	} else if (!rc && a->type == XTCAM_ACT_CPU) {
+		rc = jadd(o, "cpu", json_object_new_int64(a->cpu));
+	}
+	if (rc)
+		return jfail(o, rc);
+	return o;
+}
+
+struct json_object *xtcam_rule_json(const struct xtcam_rule *r,
+				    const struct xtcam_block_spec *blk)
+{
+	struct json_object *o, *m, *a;
+	int rc;
+
+	if (!r) {
+		errno = EINVAL;
+		return NULL;
+	}
+	o = json_object_new_object();
+	if (!o) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rc = jadd(o, "prio", json_object_new_int64(r->prio));
+	if (!rc)
+		rc = jadd(o, "handle", json_object_new_int64(r->handle));
+	if (rc)
+		return jfail(o, rc);
+	m = xtcam_rule_match_json(r, blk);
+	if (!m)
+		return jfail(o, -errno);
+	rc = jadd(o, "match", m);
+	if (rc)
+		return jfail(o, rc);
+	a = xtcam_action_json(&r->action);
+	if (!a)
+		return jfail(o, -errno);
+	rc = jadd(o, "action", a);
+	if (rc)
+		return jfail(o, rc);
+	return o;
+}
+
+/* --- blocks --------------------------------------------------------------- */
+
+static int name_check(struct ectx *e, const char *name)
+{
+	size_t n, i;
+
+	if (!name || !name[0])
+		return fail(e, EINVAL, "block name: empty");
+	n = strlen(name);
+	if (n >= XTCAM_NAME_MAX)
+		return fail(e, EINVAL, "block name %s: longer than %d characters",
+			    quote(e, name), XTCAM_NAME_MAX - 1);
+	if (name[0] == '.' || name[0] == '-')
+		return fail(e, EINVAL, "block name %s: must not start with '%c'",
+			    quote(e, name), name[0]);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+		char cb[8];
+
+		if (is_alnum(c) || c == '_' || c == '.' || c == '-')
+			continue;
+		if (c > 0x20 && c < 0x7f && c != '\'')
+			snprintf(cb, sizeof(cb), "'%c'", c);
+		else
+			snprintf(cb, sizeof(cb), "\\x%02x", c);
+		return fail(e, EINVAL, "block name %s: %s is not allowed (only "
+			    "A-Z a-z 0-9 _ . -)", quote(e, name), cb);
+	}
+	return 0;
+}
+
+bool xtcam_name_valid(const char *name)
+{
+	struct ectx e;
+
+	ectx_init(&e, NULL, 0);
+	return name_check(&e, name) == 0;
+}
+
+int xtcam_name_check(const char *name, char *err, size_t errlen)
+{
+	struct ectx e;
+
+	ectx_init(&e, err, errlen);
+	return name_check(&e, name);
+}
+
+void xtcam_block_spec_init(struct xtcam_block_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->capacity = XTCAM_DEFAULT_CAPACITY;
+	spec->dflt.type = XTCAM_ACT_PASS;
+}
+
+static const char *const block_opts[] = {
+	"capacity", "default", "raw1", "raw2",
+};
+
+int xtcam_block_spec_parse(int argc, char **argv,
+			   struct xtcam_block_spec *spec, char *err,
+			   size_t errlen)
+{
+	struct xtcam_block_spec s;
+	unsigned given = 0;
+	struct ectx e;
+	uint64_t v;
+	int i, rc;
+
+	ectx_init(&e, err, errlen);
+	if (!spec || argc < 0 || (argc > 0 && !argv))
+		return fail(&e, EINVAL, "invalid arguments");
+	for (i = 0; i < argc; i++)
+		if (!argv[i])
+			return fail(&e, EINVAL, "invalid arguments (NULL word)");
+	if (argc < 1)
+		return fail(&e, EINVAL, "block name: missing");
+	rc = name_check(&e, argv[0]);
+	if (rc)
+		return rc;
+	xtcam_block_spec_init(&s);
+	strcpy(s.name, argv[0]);
+
+	for (i = 1; i < argc;) {
+		const char *tok = argv[i], *hint;
+		size_t o;
+
+		for (o = 0; o < ARRAY_SIZE(block_opts); o++)
+			if (!strcmp(tok, block_opts[o]))
+				break;
+		if (o == ARRAY_SIZE(block_opts)) {
+			hint = suggest(tok, block_opts, ARRAY_SIZE(block_opts));
+			if (hint)
+				return fail(&e, EINVAL, "unknown block option %s "
+					    "(did you mean \"%s\"?)",
+					    quote(&e, tok), hint);
+			return fail(&e, EINVAL, "unknown block option %s "
+				    "(capacity, default, raw1, raw2)",
+				    quote(&e, tok));
+		}
+		if (given & (1u << o))
+			return fail(&e, EINVAL, "%s: given twice", tok);
+		given |= 1u << o;
+		if (o >= 2) {
+			struct xtcam_raw_spec *rs = &s.raw[o - 2];
+			const char *l;
+			uint64_t off, len;
+			int layer;
+
+			if (i + 3 >= argc)
+				return fail(&e, EINVAL, "%s: missing value (%s "
+					    "l2|l3|l4 OFFSET LENGTH)", tok, tok);
+			l = argv[i + 1];
+			for (layer = XTCAM_RAW_L2; layer <= XTCAM_RAW_L4; layer++)
+				if (!strcmp(l, raw_layers[layer]))
+					break;
+			if (layer > XTCAM_RAW_L4)
+				return fail(&e, EINVAL, "%s: layer %s is not l2, "
+					    "l3 or l4", tok, quote(&e, l));
+			rc = get_num(&e, tok, argv[i + 2], 0, XTCAM_RAW_MAX_OFF - 1,
+				     false, "an offset", &off);
+			if (!rc)
+				rc = get_num(&e, tok, argv[i + 3], 1, 4, false,
+					     "a length in bytes", &len);
+			if (rc)
+				return rc;
+			rs->layer = (__u8)layer;
+			rs->offset = (__u16)off;
+			rs->len = (__u8)len;
+			i += 4;
+			continue;
+		}
+		if (i + 1 >= argc)
+			return fail(&e, EINVAL, "%s: missing value", tok);
+		if (o == 0) {
+			rc = get_num(&e, tok, argv[i + 1], 1, XTCAM_MAX_CAPACITY,
+				     false, "a capacity", &v);
+			if (rc)
+				return rc;
+			s.capacity = (__u32)v;
+		} else if (!strcmp(argv[i + 1], "pass")) {
+			s.dflt.type = XTCAM_ACT_PASS;
+		} else if (!strcmp(argv[i + 1], "drop")) {
+			s.dflt.type = XTCAM_ACT_DROP;
+		} else {
+			return fail(&e, EINVAL, "%s: %s is not a default action "
+				    "(pass or drop)", tok, quote(&e, argv[i + 1]));
+		}
+		i += 2;
+	}
+	*spec = s;
+	return 0;
+}
+
+static bool raw_spec_ok(const struct xtcam_raw_spec *rs)
+{
+	if (rs->layer == XTCAM_RAW_NONE)
+		return true;
+	return rs->layer <= XTCAM_RAW_L4 && rs->len >= 1 && rs->len <= 4 &&
+	       rs->offset < XTCAM_RAW_MAX_OFF;
+}
+
+static bool spec_printable(const struct xtcam_block_spec *spec)
+{
+	char name[XTCAM_NAME_MAX];
+
+	if (!memchr(spec->name, '\0', sizeof(spec->name)))
+		return false;
+	memcpy(name, spec->name, sizeof(name));
+	return xtcam_name_valid(name) && spec->capacity >= 1 &&
+	       spec->capacity <= XTCAM_MAX_CAPACITY &&
+	       (spec->dflt.type == XTCAM_ACT_PASS ||
+		spec->dflt.type == XTCAM_ACT_DROP) &&
+	       raw_spec_ok(&spec->raw[0]) && raw_spec_ok(&spec->raw[1]);
+}
+
+int xtcam_block_spec_format(const struct xtcam_block_spec *spec, char *buf,
+			    size_t len)
+{
+	struct sb b;
+	int i;
+
+	sb_init(&b, buf, len);
+	if (!spec || !spec_printable(spec))
+		return -EINVAL;
+	sbf(&b, "%s capacity %u default %s", spec->name, spec->capacity,
+	    act_names[spec->dflt.type]);
+	for (i = 0; i < 2; i++) {
+		const struct xtcam_raw_spec *rs = &spec->raw[i];
+
+		if (rs->layer != XTCAM_RAW_NONE)
+			sbf(&b, " raw%d %s %u %u", i + 1, raw_layers[rs->layer],
+			    rs->offset, rs->len);
+	}
+	return sb_end(&b);
+}
+
+struct json_object *xtcam_block_spec_json(const struct xtcam_block_spec *spec)
+{
+	struct json_object *o, *r;
+	int i, rc;
+
+	if (!spec || !spec_printable(spec)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	o = json_object_new_object();
+	if (!o) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rc = jadd(o, "name", json_object_new_string(spec->name));
+	if (!rc)
+		rc = jadd(o, "capacity", json_object_new_int64(spec->capacity));
+	if (!rc)
+		rc = jadd(o, "default",
+			  json_object_new_string(act_names[spec->dflt.type]));
+	for (i = 0; i < 2 && !rc; i++) {
+		const struct xtcam_raw_spec *rs = &spec->raw[i];
+
+		if (rs->layer == XTCAM_RAW_NONE)
+			continue;
+		r = json_object_new_object();
+		rc = r ? 0 : -ENOMEM;
+		if (!rc)
+			rc = jadd(r, "layer",
+				  json_object_new_string(raw_layers[rs->layer]));
+		if (!rc)
+			rc = jadd(r, "offset", json_object_new_int64(rs->offset));
+		if (!rc)
+			rc = jadd(r, "len", json_object_new_int64(rs->len));
+		if (rc) {
+			json_object_put(r);
+			break;
+		}
+		rc = jadd(o, i ? "raw2" : "raw1", r);
+	}
+	if (rc)
+		return jfail(o, rc);
+	return o;
+}

@@ -1082,7 +1082,7 @@ static bool ifname_valid(const char *s)
 {
 	size_t n = strlen(s), i;
 
-	if (!n || n >= IF_NAMESIZE || !strcmp(s, ".") || !strcmp(s, ".."))
+	if (!n || n >= XTCAM_IFNAME_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
 		return false;
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -1143,7 +1143,7 @@ static int parse_action(struct pstate *ps, int argc, char **argv, int *ip)
 			return fail(&ps->e, EINVAL, "%s: redirect dev: %s is not "
 				    "an interface name (1-%d characters, no '/', "
 				    "':' or spaces)", name, quote(&ps->e, argv[i]),
-				    IF_NAMESIZE - 1);
+				    XTCAM_IFNAME_MAX - 1);
 		strcpy(a->dev, argv[i++]);
 		if (i < argc && !strcmp(argv[i], "netns")) {
 			if (++i >= argc)
@@ -1908,7 +1908,7 @@ struct json_object *xtcam_action_json(const struct xtcam_rule_action *a)
 	}
 	rc = jadd(o, "type", json_object_new_string(xtcam_action_name(a->type)));
 	if (!rc && a->type == XTCAM_ACT_REDIRECT) {
-		char dev[IF_NAMESIZE + 1], ns[XTCAM_NETNS_MAX + 1];
+		char dev[XTCAM_IFNAME_MAX + 1], ns[XTCAM_NETNS_MAX + 1];
 
 		snprintf(dev, sizeof(dev), "%.*s", (int)sizeof(a->dev), a->dev);
 		snprintf(ns, sizeof(ns), "%.*s", (int)sizeof(a->netns), a->netns);

@@ -1,0 +1,1142 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * The loader: the CLI's operations on the registry, the flow_block core
+ * and the backends.  Every invocation rebuilds the core from bpffs
+ * (restoring bindings without replaying rules) and leaves the kernel
+ * objects in place when it exits.
+ *
+ * Crash safety: rule changes are staged in the registry's inactive
+ * generation before the data paths change and committed after (see
+ * state.h); a binding is recorded as pending before anything is attached.
+ * The next invocation finds either and finishes or undoes them.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "xtcam/compile.h"
+#include "xtcam/syntax.h"
+#include "loader_int.h"
+#include "nsenter.h"
+
+static void set_err(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static const struct xtcam_net host_id = { 0, 0 };
+
+/* --- opening ------------------------------------------------------------ */
+
+static void spec_of(const struct xtcam_block_rec *b, struct xtcam_block_spec *s)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "%s", b->name);
+	s->capacity = b->capacity;
+	s->dflt = b->dflt;
+	memcpy(s->raw, b->raw, sizeof(s->raw));
+}
+
+static bool wanted(const char *name, const char *const *blocks)
+{
+	for (; blocks && *blocks; blocks++)
+		if (!strcmp(*blocks, name) || !strcmp(*blocks, "*"))
+			return true;
+	return false;
+}
+
+static int load_rules(struct xtcam_ctx *c, struct xtcam_block *b,
+		      const struct xtcam_block_rec *rec, char *err, size_t errlen)
+{
+	struct xtcam_rule *rules;
+	size_t n;
+	int e = xtcam_state_rules(c->st, rec, &rules, &n);
+
+	if (e) {
+		set_err(err, errlen, "block %s: cannot read its rules: %s", rec->name,
+			strerror(-e));
+		return e;
+	}
+	e = xtcam_block_rules_load(b, rules, n, err, errlen);
+	free(rules);
+	return e;
+}
+
+static struct xtcam_backend *backend_named(struct xtcam_ctx *c, const char *mode)
+{
+	if (!strcmp(mode, "hw"))
+		return &c->be_hw;
+	if (!strcmp(mode, "native"))
+		return &c->be_native;
+	if (!strcmp(mode, "generic"))
+		return &c->be_generic;
+	return NULL;
+}
+
+static void info_of(const struct xtcam_bind_rec *r, struct xtcam_attach_info *i)
+{
+	memset(i, 0, sizeof(*i));
+	i->mode = r->attach_mode;
+	i->dispatcher = r->dispatcher;
+	i->prog_id = r->prog_id;
+	i->ifindex = r->ifindex;
+}
+
+/* A bind that a crash interrupted: undo what it may have done. */
+static void undo_pending(struct xtcam_ctx *c, const struct xtcam_bind_key *k,
+			 const struct xtcam_bind_rec *r)
+{
+	struct xtcam_attach_info info;
+
+	info_of(r, &info);
+	if (info.prog_id) {
+		int nsfd, back;
+		char err[XTCAM_ERRMSG_MAX];
+
+		if (!xtcam_ns_open(r->netns, &nsfd, NULL, NULL, 0)) {
+			if (!xtcam_ns_enter(nsfd, &back)) {
+				xtcam_detach(&info, err, sizeof(err));
+				xtcam_ns_leave(back);
+			}
+			close(nsfd);
+		}
+	}
+	xtcam_state_binding_del(c->st, k);
+}
+
+void xtcam_close(struct xtcam_ctx *c)
+{
+	if (!c)
+		return;
+	if (c->core && !IS_ERR(c->core))
+		xtcam_core_free(c->core);   /* unbinds with keep: kernel state stays */
+	xtcam_state_close(c->st);
+	free(c);
+}
+
+int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *blocks,
+	       char *err, size_t errlen)
+{
+	struct xtcam_ctx *c = calloc(1, sizeof(*c));
+	struct xtcam_block_rec *brecs = NULL;
+	struct xtcam_bind_key *keys = NULL;
+	struct xtcam_bind_rec *recs = NULL;
+	size_t nb = 0, nk = 0, i;
+	bool *dirty = NULL;
+	int e;
+
+	if (!c)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&c->xdp_list);
+	INIT_LIST_HEAD(&c->hw_list);
+	c->flags = flags;
+	c->be_hw = (struct xtcam_backend){ "hw", xtcam_hw_setup, c };
+	c->be_native = (struct xtcam_backend){ "native", xtcam_xdp_setup, c };
+	c->be_generic = (struct xtcam_backend){ "generic", xtcam_xdp_setup, c };
+	e = xtcam_state_open(&c->st, true, err, errlen);
+	if (e)
+		goto fail;
+	c->core = xtcam_core_new();
+	if (IS_ERR(c->core)) {
+		e = (int)PTR_ERR(c->core);
+		c->core = NULL;
+		goto fail;
+	}
+	c->host_net = xtcam_core_net_get(c->core, &host_id);
+	if (!c->host_net || xtcam_core_backend_add(c->core, &c->be_hw) ||
+	    xtcam_core_backend_add(c->core, &c->be_native) ||
+	    xtcam_core_backend_add(c->core, &c->be_generic)) {
+		e = -ENOMEM;
+		goto fail;
+	}
+
+	e = xtcam_state_blocks(c->st, &brecs, &nb);
+	if (e) {
+		set_err(err, errlen, "registry: cannot read blocks: %s", strerror(-e));
+		goto fail;
+	}
+	dirty = calloc(nb + 1, sizeof(*dirty));
+	if (!dirty) {
+		e = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < nb; i++) {
+		struct xtcam_block_spec spec;
+		struct xtcam_block *b;
+
+		if (brecs[i].dirty) {
+			/* a rule change was interrupted: back to the last commit */
+			e = xtcam_state_rules_recover(c->st, &brecs[i]);
+			if (e) {
+				set_err(err, errlen, "block %s: recovery: %s", brecs[i].name,
+					strerror(-e));
+				goto fail;
+			}
+			dirty[i] = true;
+		}
+		spec_of(&brecs[i], &spec);
+		b = xtcam_block_add(c->core, &spec);
+		if (IS_ERR(b)) {
+			e = (int)PTR_ERR(b);
+			set_err(err, errlen, "block %s: %s", brecs[i].name, strerror(-e));
+			goto fail;
+		}
+		if (dirty[i] || wanted(brecs[i].name, blocks)) {
+			e = load_rules(c, b, &brecs[i], err, errlen);
+			if (e)
+				goto fail;
+		}
+	}
+
+	e = xtcam_state_bindings(c->st, &keys, &recs, &nk);
+	if (e) {
+		set_err(err, errlen, "registry: cannot read bindings: %s", strerror(-e));
+		goto fail;
+	}
+	for (i = 0; i < nk; i++) {
+		struct xtcam_block *b = xtcam_block_find(c->core, recs[i].block);
+		struct xtcam_backend *be = backend_named(c, recs[i].mode);
+		struct xtcam_net id = { keys[i].ns_dev, keys[i].ns_ino };
+		struct xtcam_dev *dev;
+		char msg[XTCAM_ERRMSG_MAX] = "";
+
+		if (recs[i].state != XTCAM_BIND_ACTIVE || !b || !be) {
+			undo_pending(c, &keys[i], &recs[i]);
+			continue;
+		}
+		dev = xtcam_core_dev_get(c->core, &id, keys[i].ifindex);
+		if (!dev) {
+			e = -ENOMEM;
+			goto fail;
+		}
+		c->req.netns = recs[i].netns;
+		c->req.dev = recs[i].dev;
+		e = xtcam_bind(c->core, b, dev, be, recs[i].binder, XTCAM_BIND_RESTORE, msg,
+			       sizeof(msg));
+		c->req.netns = NULL;
+		if (e) {
+			set_err(err, errlen, "binding %s of block %s: cannot restore it: %s",
+				recs[i].dev, recs[i].block, msg[0] ? msg : strerror(-e));
+			goto fail;
+		}
+	}
+	/* data paths after an interrupted change: back to the registry */
+	for (i = 0; i < nb; i++) {
+		struct xdp_blk *x;
+
+		if (!dirty[i])
+			continue;
+		x = xtcam_xdp_blk(xtcam_block_find(c->core, brecs[i].name));
+		if (x && (e = xtcam_xdp_reconcile(x, err, errlen)))
+			goto fail;
+	}
+	free(brecs);
+	free(keys);
+	free(recs);
+	free(dirty);
+	*out = c;
+	return 0;
+fail:
+	free(brecs);
+	free(keys);
+	free(recs);
+	free(dirty);
+	xtcam_close(c);
+	return e;
+}
+
+/* --- blocks ------------------------------------------------------------- */
+
+static int block_rec(struct xtcam_ctx *c, const char *name, struct xtcam_block_rec *rec,
+		     char *err, size_t errlen)
+{
+	int e = xtcam_state_block_get(c->st, name, rec);
+
+	if (e == -ENOENT)
+		set_err(err, errlen, "block %s: no such block", name);
+	else if (e)
+		set_err(err, errlen, "block %s: %s", name, strerror(-e));
+	return e;
+}
+
+int xtcam_block_spec_get(struct xtcam_ctx *c, const char *block, struct xtcam_block_spec *spec)
+{
+	struct xtcam_block_rec rec;
+	int e = xtcam_state_block_get(c->st, block, &rec);
+
+	if (!e)
+		spec_of(&rec, spec);
+	return e;
+}
+
+int xtcam_cmd_block_add(struct xtcam_ctx *c, const struct xtcam_block_spec *spec,
+			char *err, size_t errlen)
+{
+	struct xtcam_block_rec rec;
+	struct xtcam_block *b;
+	int e;
+
+	e = xtcam_name_check(spec->name, err, errlen);
+	if (e)
+		return e;
+	if (!xtcam_state_block_get(c->st, spec->name, &rec)) {
+		set_err(err, errlen, "block %s: exists", spec->name);
+		return -EEXIST;
+	}
+	if (spec->capacity < 1 || spec->capacity > XTCAM_MAX_CAPACITY) {
+		set_err(err, errlen, "block %s: capacity %u is out of range (1-%u)", spec->name,
+			spec->capacity, XTCAM_MAX_CAPACITY);
+		return -EINVAL;
+	}
+	b = xtcam_block_add(c->core, spec);
+	if (IS_ERR(b)) {
+		e = (int)PTR_ERR(b);
+		set_err(err, errlen, "block %s: %s", spec->name, strerror(-e));
+		return e;
+	}
+	memset(&rec, 0, sizeof(rec));
+	snprintf(rec.name, sizeof(rec.name), "%s", spec->name);
+	rec.id = xtcam_state_next_block_id(c->st);
+	rec.capacity = spec->capacity;
+	rec.dflt = spec->dflt;
+	if (!rec.dflt.type)
+		rec.dflt.type = XTCAM_ACT_PASS;
+	memcpy(rec.raw, spec->raw, sizeof(rec.raw));
+	e = xtcam_state_block_put(c->st, &rec);
+	if (e)
+		set_err(err, errlen, "block %s: cannot record it: %s", spec->name, strerror(-e));
+	return e;
+}
+
+int xtcam_cmd_block_del(struct xtcam_ctx *c, const char *name, char *err, size_t errlen)
+{
+	struct xtcam_block_rec rec;
+	struct xtcam_block *b;
+	int e = block_rec(c, name, &rec, err, errlen);
+
+	if (e)
+		return e;
+	b = xtcam_block_find(c->core, name);
+	if (b && b->nbindings) {
+		set_err(err, errlen, "block %s: bound to %u device%s: unbind first", name,
+			b->nbindings, b->nbindings == 1 ? "" : "s");
+		return -EBUSY;
+	}
+	e = xtcam_block_del(c->core, name);
+	if (e && e != -ENOENT) {
+		set_err(err, errlen, "block %s: %s", name, strerror(-e));
+		return e;
+	}
+	e = xtcam_state_block_del(c->st, &rec);
+	if (e)
+		set_err(err, errlen, "block %s: %s", name, strerror(-e));
+	return e;
+}
+
+static json_object *jstr(const char *s)
+{
+	return json_object_new_string(s ? s : "");
+}
+
+/* is the attachment recorded in rec still there? */
+static bool binding_gone(const struct xtcam_bind_rec *r)
+{
+	struct xtcam_net id;
+	struct xtcam_attach_info info;
+	int nsfd, back, ok = 0;
+	char dev[32];
+
+	if (xtcam_ns_open(r->netns, &nsfd, &id, NULL, 0))
+		return true;                    /* namespace gone */
+	if (id.dev != r->ns_dev || id.ino != r->ns_ino) {
+		close(nsfd);
+		return true;                    /* a new one under the old name */
+	}
+	if (!xtcam_ns_enter(nsfd, &back)) {
+		if (!strcmp(r->mode, "hw")) {
+			ok = 1;
+		} else {
+			info_of(r, &info);
+			ok = xtcam_attach_check(&info) == 1;
+		}
+		xtcam_ns_leave(back);
+	}
+	close(nsfd);
+	if (ok && xtcam_ns_ifname(r->netns, r->ifindex, dev, sizeof(dev)))
+		ok = 0;
+	if (ok && strcmp(dev, r->dev))
+		ok = 0;                          /* ifindex reused by another device */
+	return !ok;
+}
+
+static json_object *binding_json(const struct xtcam_bind_rec *r)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "dev", jstr(r->dev));
+	json_object_object_add(o, "netns", jstr(r->netns));
+	json_object_object_add(o, "mode", jstr(r->mode));
+	json_object_object_add(o, "requested", jstr(r->requested));
+	json_object_object_add(o, "refused", jstr(r->refused));
+	json_object_object_add(o, "note", jstr(r->note));
+	json_object_object_add(o, "dispatcher", json_object_new_boolean(r->dispatcher));
+	json_object_object_add(o, "state", jstr(binding_gone(r) ? "gone" : "active"));
+	return o;
+}
+
+int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **out,
+			 char *err, size_t errlen)
+{
+	struct xtcam_block_rec *b = NULL;
+	struct xtcam_bind_key *keys = NULL;
+	struct xtcam_bind_rec *recs = NULL;
+	size_t nb, nk, i, j;
+	json_object *arr;
+	int e;
+
+	if (name) {
+		struct xtcam_block_rec one;
+
+		e = block_rec(c, name, &one, err, errlen);
+		if (e)
+			return e;
+	}
+	e = xtcam_state_blocks(c->st, &b, &nb);
+	if (!e)
+		e = xtcam_state_bindings(c->st, &keys, &recs, &nk);
+	if (e) {
+		set_err(err, errlen, "registry: %s", strerror(-e));
+		free(b);
+		return e;
+	}
+	arr = json_object_new_array();
+	for (i = 0; i < nb; i++) {
+		json_object *o, *bd;
+		struct xtcam_block *blk;
+		struct xdp_blk *x;
+		struct xtcam_counter miss = { 0 };
+		struct xtcam_block_spec spec;
+
+		if (name && strcmp(b[i].name, name))
+			continue;
+		spec_of(&b[i], &spec);
+		o = xtcam_block_spec_json(&spec);
+		json_object_object_add(o, "rules", json_object_new_int64(b[i].nrules));
+		json_object_object_add(o, "entries", json_object_new_int64(b[i].nentries));
+		blk = xtcam_block_find(c->core, b[i].name);
+		x = blk ? xtcam_xdp_blk(blk) : NULL;
+		if (x)
+			xtcam_dp_stat(x->dp, XTCAM_STAT_MISS, &miss);
+		json_object_object_add(o, "misses", json_object_new_int64((int64_t)miss.packets));
+		json_object_object_add(o, "miss_bytes", json_object_new_int64((int64_t)miss.bytes));
+		if (x) {
+			struct xtcam_dp_info info;
+
+			if (!xtcam_dp_info(x->dp, &info, false))
+				json_object_object_add(o, "tuples", json_object_new_int64(info.ntuples));
+		}
+		bd = json_object_new_array();
+		for (j = 0; j < nk; j++)
+			if (recs[j].state == XTCAM_BIND_ACTIVE && !strcmp(recs[j].block, b[i].name))
+				json_object_array_add(bd, binding_json(&recs[j]));
+		json_object_object_add(o, "bindings", bd);
+		json_object_array_add(arr, o);
+	}
+	free(b);
+	free(keys);
+	free(recs);
+	*out = arr;
+	return 0;
+}
+
+/* --- bindings ------------------------------------------------------------- */
+
+static int find_binding(struct xtcam_ctx *c, const struct xtcam_net *id, __u32 ifindex,
+			const char *netns, const char *dev, struct xtcam_bind_key *kout,
+			struct xtcam_bind_rec *rout)
+{
+	struct xtcam_bind_key *keys;
+	struct xtcam_bind_rec *recs;
+	size_t n, i;
+	int e = xtcam_state_bindings(c->st, &keys, &recs, &n), found = -ENOENT;
+
+	if (e)
+		return e;
+	for (i = 0; i < n && found; i++) {
+		bool by_id = id && ifindex && keys[i].ns_dev == id->dev &&
+			     keys[i].ns_ino == id->ino && keys[i].ifindex == ifindex;
+		/* a device (or namespace) that is gone: known by its names */
+		bool by_name = !ifindex && !strcmp(recs[i].dev, dev) &&
+			       !strcmp(recs[i].netns, netns ? netns : "");
+
+		if (by_id || by_name) {
+			*kout = keys[i];
+			*rout = recs[i];
+			found = 0;
+		}
+	}
+	free(keys);
+	free(recs);
+	return found;
+}
+
+static void append(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void append(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t n = strlen(buf);
+	va_list ap;
+
+	if (n >= len - 1)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+static int attach_dev(struct xtcam_ctx *c, struct xtcam_block *b, const char *netns,
+		      __u32 ifindex, enum xtcam_mode mode, bool force,
+		      struct xtcam_attach_info *info, char *msg, size_t len)
+{
+	struct xdp_blk *x = xtcam_xdp_blk(b);
+	int nsfd, back, e;
+
+	(void)c;
+	if (!x) {
+		snprintf(msg, len, "no data path");
+		return -ENOENT;
+	}
+	e = xtcam_ns_open(netns, &nsfd, NULL, msg, len);
+	if (e)
+		return e;
+	e = xtcam_ns_enter(nsfd, &back);
+	close(nsfd);
+	if (e)
+		return e;
+	e = xtcam_attach(x->dir, (int)ifindex, mode, force, info, msg, len);
+	xtcam_ns_leave(back);
+	return e;
+}
+
+int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_object **out,
+		   char *err, size_t errlen)
+{
+	static const char *const autolist[] = { "hw", "native", "generic", NULL };
+	const char *one[2] = { r->mode, NULL };
+	const char *const *modes;
+	const char *netns = r->netns ? r->netns : "";
+	struct xtcam_bind_key key, okey;
+	struct xtcam_bind_rec rec, orec;
+	struct xtcam_block *b;
+	struct xtcam_net id;
+	struct xtcam_dev *dev;
+	__u32 ifindex;
+	int e, last = -EINVAL, i;
+	bool done = false;
+
+	b = xtcam_block_find(c->core, r->block);
+	if (!b) {
+		set_err(err, errlen, "bind: block %s: no such block", r->block);
+		return -ENOENT;
+	}
+	if (r->mode && strcmp(r->mode, "auto") && !backend_named(c, r->mode)) {
+		set_err(err, errlen, "bind: mode %s: not one of auto, hw, native, generic", r->mode);
+		return -EINVAL;
+	}
+	e = xtcam_ns_open(netns, NULL, &id, err, errlen);
+	if (e)
+		return e;
+	e = xtcam_ns_ifindex(netns, r->dev, &ifindex, err, errlen);
+	if (e)
+		return e;
+	if (!find_binding(c, &id, ifindex, netns, r->dev, &okey, &orec)) {
+		set_err(err, errlen, "bind: %s is already bound to block %s", r->dev, orec.block);
+		return -EBUSY;
+	}
+	dev = xtcam_core_dev_get(c->core, &id, ifindex);
+	if (!dev)
+		return -ENOMEM;
+
+	memset(&key, 0, sizeof(key));
+	key.ns_dev = id.dev;
+	key.ns_ino = id.ino;
+	key.ifindex = ifindex;
+	memset(&rec, 0, sizeof(rec));
+	snprintf(rec.block, sizeof(rec.block), "%s", r->block);
+	snprintf(rec.dev, sizeof(rec.dev), "%s", r->dev);
+	snprintf(rec.netns, sizeof(rec.netns), "%s", netns);
+	snprintf(rec.requested, sizeof(rec.requested), "%s", r->mode ? r->mode : "auto");
+	rec.binder = r->egress ? FLOW_BLOCK_BINDER_TYPE_CLSACT_EGRESS :
+				 FLOW_BLOCK_BINDER_TYPE_CLSACT_INGRESS;
+	rec.ns_dev = id.dev;
+	rec.ns_ino = id.ino;
+	rec.ifindex = ifindex;
+	rec.state = XTCAM_BIND_PENDING;
+	rec.bound_at = (__u64)time(NULL);
+	e = xtcam_state_binding_put(c->st, &key, &rec);   /* undone if we crash */
+	if (e) {
+		set_err(err, errlen, "bind: %s: cannot record it: %s", r->dev, strerror(-e));
+		return e;
+	}
+
+	modes = !r->mode || !strcmp(r->mode, "auto") ? autolist : one;
+	for (i = 0; modes[i] && !done; i++) {
+		struct xtcam_backend *be = backend_named(c, modes[i]);
+		char msg[XTCAM_ERRMSG_MAX] = "";
+
+		c->req.netns = netns;
+		c->req.dev = r->dev;
+		c->req.force = r->force;
+		memset(&c->req.info, 0, sizeof(c->req.info));
+		e = xtcam_bind(c->core, b, dev, be, rec.binder, 0, msg, sizeof(msg));
+		if (!e && be != &c->be_hw) {
+			enum xtcam_mode m = be == &c->be_native ? XTCAM_MODE_NATIVE :
+						XTCAM_MODE_GENERIC;
+
+			e = attach_dev(c, b, netns, ifindex, m, r->force, &c->req.info, msg,
+				       sizeof(msg));
+			if (e) {
+				char m2[XTCAM_ERRMSG_MAX];
+
+				c->req.old = NULL;
+				xtcam_unbind(c->core, dev, 0, m2, sizeof(m2));
+			} else {
+				/* a later crash must detach it */
+				rec.attach_mode = c->req.info.mode;
+				rec.dispatcher = c->req.info.dispatcher;
+				rec.prog_id = c->req.info.prog_id;
+				xtcam_state_binding_put(c->st, &key, &rec);
+			}
+		}
+		c->req.netns = NULL;
+		if (e) {
+			last = e;
+			append(rec.refused, sizeof(rec.refused), "%s%s: %s", rec.refused[0] ? "; " : "",
+			       modes[i], msg[0] ? msg : strerror(-e));
+			if (e == -EOPNOTSUPP && r->egress)
+				break;          /* no mode sees egress */
+			continue;
+		}
+		snprintf(rec.mode, sizeof(rec.mode), "%s", modes[i]);
+		snprintf(rec.note, sizeof(rec.note), "%s", c->req.info.note);
+		done = true;
+	}
+	if (!done) {
+		xtcam_state_binding_del(c->st, &key);
+		if (modes == one || r->egress)
+			set_err(err, errlen, "bind: %s: %s", r->dev,
+				strchr(rec.refused, ':') ? strchr(rec.refused, ':') + 2 : rec.refused);
+		else
+			set_err(err, errlen, "bind: %s: no mode took it (%s)", r->dev, rec.refused);
+		return last;
+	}
+	rec.state = XTCAM_BIND_ACTIVE;
+	e = xtcam_state_binding_put(c->st, &key, &rec);
+	if (e) {
+		set_err(err, errlen, "bind: %s: cannot record it: %s", r->dev, strerror(-e));
+		return e;
+	}
+	if (out) {
+		*out = binding_json(&rec);
+		json_object_object_add(*out, "block", jstr(r->block));
+	}
+	return 0;
+}
+
+int xtcam_cmd_unbind(struct xtcam_ctx *c, const char *block, const char *dev,
+		     const char *netns, char *err, size_t errlen)
+{
+	struct xtcam_bind_key key;
+	struct xtcam_bind_rec rec;
+	struct xtcam_attach_info info;
+	struct xtcam_net id = { 0, 0 };
+	struct xtcam_dev *d;
+	__u32 ifindex = 0;
+	char msg[XTCAM_ERRMSG_MAX] = "";
+	int e;
+
+	netns = netns ? netns : "";
+	if (!xtcam_block_find(c->core, block)) {
+		set_err(err, errlen, "unbind: block %s: no such block", block);
+		return -ENOENT;
+	}
+	if (xtcam_ns_open(netns, NULL, &id, NULL, 0) ||
+	    xtcam_ns_ifindex(netns, dev, &ifindex, NULL, 0))
+		ifindex = 0;            /* gone: look it up by name */
+	e = find_binding(c, &id, ifindex, netns, dev, &key, &rec);
+	if (e && ifindex)
+		e = find_binding(c, NULL, 0, netns, dev, &key, &rec);
+	if (e || rec.state != XTCAM_BIND_ACTIVE) {
+		set_err(err, errlen, "unbind: %s%s%s is not bound", dev, netns[0] ? " in netns " : "",
+			netns);
+		return -ENOENT;
+	}
+	if (strcmp(rec.block, block)) {
+		set_err(err, errlen, "unbind: %s is bound to block %s, not %s", dev, rec.block, block);
+		return -ENOENT;
+	}
+	d = xtcam_core_dev_find(c->core, &(struct xtcam_net){ key.ns_dev, key.ns_ino },
+				key.ifindex);
+	info_of(&rec, &info);
+	c->req.netns = rec.netns;
+	c->req.dev = rec.dev;
+	c->req.old = binding_gone(&rec) ? NULL : &info;
+	e = d ? xtcam_unbind(c->core, d, 0, msg, sizeof(msg)) : -ENOENT;
+	c->req.old = NULL;
+	c->req.netns = NULL;
+	/* the binding is gone whatever the backend said */
+	xtcam_state_binding_del(c->st, &key);
+	if (e && e != -ENOENT) {
+		set_err(err, errlen, "unbind: %s: %s", dev, msg[0] ? msg : strerror(-e));
+		return e;
+	}
+	return 0;
+}
+
+/* --- rules ---------------------------------------------------------------- */
+
+static __u32 max_handle(const struct xtcam_block *b)
+{
+	size_t n = xtcam_block_rule_count(b), i;
+	__u32 h = 0;
+
+	for (i = 0; i < n; i++)
+		if (xtcam_block_rule_at(b, i)->handle > h)
+			h = xtcam_block_rule_at(b, i)->handle;
+	return h;
+}
+
+/* Apply ops to a block: capacity, registry stage, core (backends), commit. */
+static int apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+		 size_t n, char *err, size_t errlen)
+{
+	struct xtcam_block_rec rec;
+	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	__s64 entries;
+	size_t i;
+	char msg[XTCAM_ERRMSG_MAX] = "";
+	int e = block_rec(c, block, &rec, err, errlen);
+
+	if (e)
+		return e;
+	if (!b)
+		return -ENOENT;
+	entries = rec.nentries;
+	for (i = 0; i < n; i++) {
+		struct xtcam_rec tmp;
+
+		if (ops[i].rule && ops[i].cmd != XTCAM_RULE_DEL) {
+			e = xtcam_rule_compile(ops[i].rule, &tmp);
+			if (e) {
+				set_err(err, errlen, "rule handle %u: malformed (bad prio, handle or "
+					"contradictory matches)", ops[i].rule->handle);
+				return e;
+			}
+			entries += xtcam_rule_entries(ops[i].rule);
+		}
+		if (ops[i].old && ops[i].cmd != XTCAM_RULE_ADD)
+			entries -= xtcam_rule_entries(ops[i].old);
+	}
+	if (entries > rec.capacity) {
+		set_err(err, errlen, "block %s: needs %lld entries, holds %u", block,
+			(long long)entries, rec.capacity);
+		return -ENOSPC;
+	}
+	e = xtcam_state_rules_stage(c->st, &rec, ops, n);
+	if (e) {
+		set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
+		return e;
+	}
+	e = xtcam_block_rules_apply(b, ops, n, msg, sizeof(msg));
+	if (e) {
+		xtcam_state_rules_abort(c->st, &rec, ops, n);
+		set_err(err, errlen, "block %s: %s", block, msg[0] ? msg : strerror(-e));
+		return e;
+	}
+	rec.nentries = (__u32)entries;
+	e = xtcam_state_rules_commit(c->st, &rec, ops, n);
+	if (e)
+		set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
+	return e;
+}
+
+int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb v,
+		   struct xtcam_rule *r, char *err, size_t errlen)
+{
+	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	const struct xtcam_rule *old;
+	struct xtcam_rule_op op;
+
+	if (!b) {
+		set_err(err, errlen, "block %s: no such block", block);
+		return -ENOENT;
+	}
+	memset(&op, 0, sizeof(op));
+	switch (v) {
+	case XTCAM_VERB_ADD:
+		if (!r->handle) {
+			__u32 h = max_handle(b);
+
+			if (h == UINT32_MAX) {
+				set_err(err, errlen, "block %s: no handle left above %u", block, h);
+				return -ERANGE;
+			}
+			r->handle = h + 1;
+		} else if (xtcam_block_rule_find(b, r->handle)) {
+			set_err(err, errlen, "rule add: block %s: handle %u is in use", block, r->handle);
+			return -EEXIST;
+		}
+		op.cmd = XTCAM_RULE_ADD;
+		op.rule = r;
+		break;
+	case XTCAM_VERB_REPLACE:
+		old = r->handle ? xtcam_block_rule_find(b, r->handle) : NULL;
+		if (!old) {
+			set_err(err, errlen, "rule replace: block %s: no rule with handle %u", block,
+				r->handle);
+			return r->handle ? -ENOENT : -EINVAL;
+		}
+		op.cmd = XTCAM_RULE_REPLACE;
+		op.rule = r;
+		op.old = old;
+		break;
+	case XTCAM_VERB_DEL:
+		old = xtcam_block_rule_find(b, r->handle);
+		if (!old) {
+			set_err(err, errlen, "rule del: block %s: no rule with handle %u", block,
+				r->handle);
+			return -ENOENT;
+		}
+		op.cmd = XTCAM_RULE_DEL;
+		op.rule = old;
+		op.old = old;
+		break;
+	}
+	return apply(c, block, &op, 1, err, errlen);
+}
+
+static int cmp_handle(const void *a, const void *b)
+{
+	__u32 x = ((const struct xtcam_rule *)a)->handle, y = ((const struct xtcam_rule *)b)->handle;
+
+	return x < y ? -1 : x > y;
+}
+
+int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rule *rules,
+			size_t n, bool replace, bool check, char *err, size_t errlen)
+{
+	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	struct xtcam_rule_op *ops;
+	struct xtcam_rule *sorted;
+	size_t i, nops = 0, nr;
+	__u32 next;
+	int e = 0;
+
+	if (!b) {
+		set_err(err, errlen, "block %s: no such block", block);
+		return -ENOENT;
+	}
+	nr = xtcam_block_rule_count(b);
+	next = replace ? 0 : max_handle(b);
+	for (i = 0; i < n; i++)
+		if (rules[i].handle > next)
+			next = rules[i].handle;
+	for (i = 0; i < n; i++) {
+		if (rules[i].handle)
+			continue;
+		if (next == UINT32_MAX) {
+			set_err(err, errlen, "block %s: no handle left", block);
+			return -ERANGE;
+		}
+		rules[i].handle = ++next;
+	}
+	/* handles once each */
+	sorted = malloc((n + 1) * sizeof(*sorted));
+	ops = calloc(n + nr + 1, sizeof(*ops));
+	if (!sorted || !ops) {
+		free(sorted);
+		free(ops);
+		return -ENOMEM;
+	}
+	memcpy(sorted, rules, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_handle);
+	for (i = 1; i < n; i++) {
+		if (sorted[i].handle == sorted[i - 1].handle) {
+			set_err(err, errlen, "rule load: block %s: handle %u given twice", block,
+				sorted[i].handle);
+			e = -EEXIST;
+			goto out;
+		}
+	}
+	if (replace) {
+		/* the whole set: what goes, what changes, what comes */
+		for (i = 0; i < nr; i++) {
+			const struct xtcam_rule *o = xtcam_block_rule_at(b, i);
+			struct xtcam_rule *k = bsearch(o, sorted, n, sizeof(*sorted), cmp_handle);
+
+			if (!k)
+				ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_DEL, o, o };
+		}
+		for (i = 0; i < n; i++) {
+			const struct xtcam_rule *o = xtcam_block_rule_find(b, sorted[i].handle);
+
+			if (!o)
+				ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &sorted[i], NULL };
+			else if (!xtcam_rule_equal(o, &sorted[i]))
+				ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_REPLACE, &sorted[i], o };
+		}
+	} else {
+		for (i = 0; i < n; i++) {
+			if (xtcam_block_rule_find(b, sorted[i].handle)) {
+				set_err(err, errlen, "rule load: block %s: handle %u is in use", block,
+					sorted[i].handle);
+				e = -EEXIST;
+				goto out;
+			}
+			ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &sorted[i], NULL };
+		}
+	}
+	if (check) {
+		struct xtcam_block_rec rec;
+		__s64 entries;
+
+		e = block_rec(c, block, &rec, err, errlen);
+		entries = rec.nentries;
+		for (i = 0; !e && i < nops; i++) {
+			struct xtcam_rec tmp;
+
+			if (ops[i].cmd != XTCAM_RULE_DEL) {
+				e = xtcam_rule_compile(ops[i].rule, &tmp);
+				if (e)
+					set_err(err, errlen, "rule handle %u: malformed", ops[i].rule->handle);
+				entries += xtcam_rule_entries(ops[i].rule);
+			}
+			if (ops[i].old)
+				entries -= xtcam_rule_entries(ops[i].old);
+		}
+		if (!e && entries > rec.capacity) {
+			set_err(err, errlen, "block %s: needs %lld entries, holds %u", block,
+				(long long)entries, rec.capacity);
+			e = -ENOSPC;
+		}
+		goto out;
+	}
+	if (nops)
+		e = apply(c, block, ops, nops, err, errlen);
+out:
+	free(sorted);
+	free(ops);
+	return e;
+}
+
+int xtcam_cmd_rule_flush(struct xtcam_ctx *c, const char *block, char *err, size_t errlen)
+{
+	return xtcam_cmd_rule_load(c, block, NULL, 0, true, false, err, errlen);
+}
+
+int xtcam_cmd_rule_show(struct xtcam_ctx *c, const char *block, json_object **out,
+			char *err, size_t errlen)
+{
+	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	struct xtcam_block_spec spec;
+	struct timespec now;
+	struct xdp_blk *x;
+	json_object *arr;
+	size_t n, i;
+
+	if (!b) {
+		set_err(err, errlen, "block %s: no such block", block);
+		return -ENOENT;
+	}
+	spec = b->spec;
+	x = xtcam_xdp_blk(b);
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	n = xtcam_block_rule_count(b);
+	arr = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		const struct xtcam_rule *r = xtcam_block_rule_at(b, i);
+		struct xtcam_counter cnt = { 0 };
+		json_object *o = json_object_new_object();
+
+		if (x)
+			xtcam_dp_rule_counters(x->dp, r->handle, &cnt);
+		json_object_object_add(o, "handle", json_object_new_int64(r->handle));
+		json_object_object_add(o, "prio", json_object_new_int64(r->prio));
+		json_object_object_add(o, "match", xtcam_rule_match_json(r, &spec));
+		json_object_object_add(o, "action", xtcam_action_json(&r->action));
+		json_object_object_add(o, "entries", json_object_new_int64(xtcam_rule_entries(r)));
+		json_object_object_add(o, "packets", json_object_new_int64((int64_t)cnt.packets));
+		json_object_object_add(o, "bytes", json_object_new_int64((int64_t)cnt.bytes));
+		if (cnt.last_hit) {
+			__u64 t = (__u64)now.tv_sec * 1000000000ull + (__u64)now.tv_nsec;
+
+			json_object_object_add(o, "last_used",
+					       json_object_new_double(t > cnt.last_hit ?
+						       (double)(t - cnt.last_hit) / 1e9 : 0));
+		} else {
+			json_object_object_add(o, "last_used", NULL);
+		}
+		json_object_array_add(arr, o);
+	}
+	*out = arr;
+	return 0;
+}
+
+int xtcam_cmd_counters_reset(struct xtcam_ctx *c, const char *block, char *err, size_t errlen)
+{
+	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	struct xdp_blk *x;
+	int e = 0;
+
+	if (!b) {
+		set_err(err, errlen, "block %s: no such block", block);
+		return -ENOENT;
+	}
+	x = xtcam_xdp_blk(b);
+	if (x)
+		e = xtcam_dp_counters_reset(x->dp);
+	if (e)
+		set_err(err, errlen, "block %s: %s", block, strerror(-e));
+	return e;
+}
+
+/* --- save and flush -------------------------------------------------------- */
+
+struct sbuf {
+	char *s;
+	size_t n, cap;
+};
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int need;
+
+	va_start(ap, fmt);
+	need = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (need < 0)
+		return;
+	if (b->n + (size_t)need + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *p;
+
+		while (cap < b->n + (size_t)need + 1)
+			cap *= 2;
+		p = realloc(b->s, cap);
+		if (!p)
+			return;
+		b->s = p;
+		b->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+	va_end(ap);
+	b->n += (size_t)need;
+}
+
+int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
+{
+	struct xtcam_block_rec *b;
+	struct xtcam_bind_key *keys;
+	struct xtcam_bind_rec *recs;
+	struct sbuf sb = { 0 };
+	size_t nb, nk, i, j;
+	char line[XTCAM_RULE_TEXT_MAX];
+	time_t t = time(NULL);
+	int e = xtcam_state_blocks(c->st, &b, &nb);
+
+	if (e || (e = xtcam_state_bindings(c->st, &keys, &recs, &nk))) {
+		set_err(err, errlen, "registry: %s", strerror(-e));
+		return e;
+	}
+	strftime(line, sizeof(line), "%Y-%m-%d %H:%M:%S UTC", gmtime(&t));
+	sb_printf(&sb, "# xtcam save, %s\n", line);
+	for (i = 0; i < nb; i++) {
+		struct xtcam_block_spec spec;
+		struct xtcam_rule *rules;
+		size_t nr;
+
+		spec_of(&b[i], &spec);
+		if (xtcam_block_spec_format(&spec, line, sizeof(line)) < 0)
+			continue;
+		sb_printf(&sb, "block add %s\n", line);
+		e = xtcam_state_rules(c->st, &b[i], &rules, &nr);
+		if (e)
+			break;
+		for (j = 0; j < nr; j++)
+			if (xtcam_rule_format(&rules[j], &spec, line, sizeof(line)) >= 0)
+				sb_printf(&sb, "rule add %s %s\n", b[i].name, line);
+		free(rules);
+	}
+	for (i = 0; !e && i < nk; i++) {
+		if (recs[i].state != XTCAM_BIND_ACTIVE)
+			continue;
+		sb_printf(&sb, "bind %s dev %s%s%s mode %s%s\n", recs[i].block, recs[i].dev,
+			  recs[i].netns[0] ? " netns " : "", recs[i].netns, recs[i].requested,
+			  recs[i].binder == FLOW_BLOCK_BINDER_TYPE_CLSACT_EGRESS ? " egress" : "");
+	}
+	free(b);
+	free(keys);
+	free(recs);
+	if (e) {
+		free(sb.s);
+		set_err(err, errlen, "save: %s", strerror(-e));
+		return e;
+	}
+	*text = sb.s ? sb.s : strdup("");
+	return 0;
+}
+
+int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen)
+{
+	struct xtcam_bind_key *keys;
+	struct xtcam_bind_rec *recs;
+	size_t nk, i;
+	int e = xtcam_state_bindings(c->st, &keys, &recs, &nk), first = 0;
+
+	if (e) {
+		set_err(err, errlen, "registry: %s", strerror(-e));
+		return e;
+	}
+	for (i = 0; i < nk; i++) {
+		char msg[XTCAM_MSG_MAX] = "";
+
+		if (recs[i].state != XTCAM_BIND_ACTIVE) {
+			undo_pending(c, &keys[i], &recs[i]);
+			continue;
+		}
+		e = xtcam_cmd_unbind(c, recs[i].block, recs[i].dev, recs[i].netns, msg, sizeof(msg));
+		if (e && !first) {
+			first = e;
+			set_err(err, errlen, "%s", msg);
+		}
+	}
+	free(keys);
+	free(recs);
+	/* the core's objects go with the context; the pins go now */
+	xtcam_core_free(c->core);
+	c->core = NULL;
+	e = xtcam_state_destroy(c->st);
+	if (e && !first) {
+		first = e;
+		set_err(err, errlen, "flush: removing %s: %s", c->st->root, strerror(-e));
+	}
+	return first;
+}

@@ -7,6 +7,7 @@
 set -u
 build=${1:-build}; shift || true
 suites=${*:-unit prog net}
+export XTCAM_BIN=${XTCAM_BIN:-$build/xtcam}
 passed=0 failed=0 skipped=0 status=0
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

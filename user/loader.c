@@ -721,8 +721,43 @@ static __u32 max_handle(const struct xtcam_block *b)
 }
 
 /* Apply ops to a block: capacity, registry stage, core (backends), commit. */
+static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+		      size_t n, char *err, size_t errlen);
+
+/* The ops may point at rules the core owns, which it frees as it applies
+ * them: work on copies. */
 static int apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
 		 size_t n, char *err, size_t errlen)
+{
+	struct xtcam_rule *copy = malloc((2 * n + 1) * sizeof(*copy));
+	struct xtcam_rule_op *o = malloc((n + 1) * sizeof(*o));
+	size_t i;
+	int e;
+
+	if (!copy || !o) {
+		free(copy);
+		free(o);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		o[i] = ops[i];
+		if (ops[i].rule) {
+			copy[2 * i] = *ops[i].rule;
+			o[i].rule = &copy[2 * i];
+		}
+		if (ops[i].old) {
+			copy[2 * i + 1] = *ops[i].old;
+			o[i].old = &copy[2 * i + 1];
+		}
+	}
+	e = apply_copy(c, block, o, n, err, errlen);
+	free(copy);
+	free(o);
+	return e;
+}
+
+static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+		      size_t n, char *err, size_t errlen)
 {
 	struct xtcam_block_rec rec;
 	struct xtcam_block *b = xtcam_block_find(c->core, block);

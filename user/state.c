@@ -40,62 +40,127 @@ static bool is_bpffs(const char *path)
 	return !statfs(path, &s) && (unsigned long)s.f_type == BPF_FS_MAGIC;
 }
 
-/* Are we in the init network namespace? */
-static bool in_init_netns(void)
+/* XTCAM_INSTANCE names a separate state (tests use their own); the
+ * default is "xtcam", /sys/fs/bpf/xtcam. */
+static const char *instance(void)
 {
-	struct stat a, b;
+	const char *e = getenv("XTCAM_INSTANCE");
+	const char *p;
 
-	if (stat("/proc/self/ns/net", &a) || stat("/proc/1/ns/net", &b))
-		return true;
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	if (!e || !*e || strlen(e) > 48 || e[0] == '.')
+		return "xtcam";
+	for (p = e; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
+			return "xtcam";
+	return e;
 }
 
-static bool same_mntns(void)
+/* Is this process inside one of the namespaces under /run/netns (as in
+ * `ip netns exec`)? */
+static bool in_named_netns(void)
 {
-	struct stat a, b;
+	struct stat self, s;
+	struct dirent *de;
+	bool hit = false;
+	DIR *d;
 
-	if (stat("/proc/self/ns/mnt", &a) || stat("/proc/1/ns/mnt", &b))
-		return true;
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	if (stat("/proc/self/ns/net", &self))
+		return false;
+	d = opendir("/run/netns");
+	if (!d)
+		return false;
+	while (!hit && (de = readdir(d))) {
+		char p[PATH_MAX];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/run/netns/%s", de->d_name);
+		hit = !stat(p, &s) && s.st_dev == self.st_dev && s.st_ino == self.st_ino;
+	}
+	closedir(d);
+	return hit;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	char p[64], buf[512], *c;
+	FILE *f;
+	int ppid = 0;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	f = fopen(p, "r");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (c = strrchr(buf, ')')))
+		sscanf(c + 1, " %*c %d", &ppid);
+	fclose(f);
+	return ppid;
+}
+
+/* The host's bpffs through the nearest ancestor that lives in another
+ * mount namespace (the shell that ran `ip netns exec`). */
+static bool ancestor_bpffs(char *path, size_t len)
+{
+	struct stat self;
+	pid_t pid = getppid();
+	int hops;
+
+	if (stat("/proc/self/ns/mnt", &self))
+		return false;
+	for (hops = 0; pid > 1 && hops < 64; hops++, pid = parent_of(pid)) {
+		char ns[64], bpf[96];
+		struct stat s;
+
+		snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)pid);
+		if (stat(ns, &s) || (s.st_dev == self.st_dev && s.st_ino == self.st_ino))
+			continue;
+		snprintf(bpf, sizeof(bpf), "/proc/%d/root/sys/fs/bpf", (int)pid);
+		if (is_bpffs(bpf)) {
+			snprintf(path, len, "%s", bpf);
+			return true;
+		}
+	}
+	return false;
 }
 
 /* Where the host's bpffs is, as this process can see it. */
 static int find_bpffs(char *root, size_t len, char *err, size_t errlen)
 {
-	if (same_mntns() || in_init_netns()) {
-		if (!is_bpffs("/sys/fs/bpf")) {
-			/* the host's own: mount it when missing */
-			if (mkdir("/sys/fs/bpf", 0755) && errno != EEXIST) {
-				set_err(err, errlen, "bpffs: cannot create /sys/fs/bpf: %s",
-					strerror(errno));
-				return -errno;
-			}
-			if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
-				int e = errno;
+	char up[128], here[128];
+	struct stat s;
 
-				set_err(err, errlen, "bpffs: cannot mount it on /sys/fs/bpf: %s",
-					strerror(e));
-				return -e;
-			}
-		}
-		snprintf(root, len, "/sys/fs/bpf/xtcam");
-		return 0;
-	}
-	/* inside `ip netns exec`: /sys was remounted, and a bpffs mounted
-	 * there would be a new, empty instance.  The host's is still
-	 * reachable through pid 1's root. */
 	if (is_bpffs("/sys/fs/bpf")) {
-		struct stat here, host;
-
-		if (!stat("/sys/fs/bpf/xtcam", &here) &&
-		    !stat("/proc/1/root/sys/fs/bpf/xtcam", &host) &&
-		    here.st_dev == host.st_dev && here.st_ino == host.st_ino) {
-			snprintf(root, len, "/sys/fs/bpf/xtcam");
+		/* a bpffs mounted inside `ip netns exec` would be a new,
+		 * empty instance: prefer the host's where ours is */
+		snprintf(here, sizeof(here), "/sys/fs/bpf/%s", instance());
+		if (stat(here, &s) && in_named_netns() && ancestor_bpffs(up, sizeof(up))) {
+			snprintf(root, len, "%s/%s", up, instance());
 			return 0;
 		}
+		snprintf(root, len, "%s", here);
+		return 0;
 	}
-	if (is_bpffs("/proc/1/root/sys/fs/bpf")) {
-		snprintf(root, len, "/proc/1/root/sys/fs/bpf/xtcam");
+	if (!in_named_netns()) {
+		/* the host's own view: mount it when missing */
+		if (mkdir("/sys/fs/bpf", 0755) && errno != EEXIST) {
+			set_err(err, errlen, "bpffs: cannot create /sys/fs/bpf: %s",
+				strerror(errno));
+			return -errno;
+		}
+		if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+			int e = errno;
+
+			set_err(err, errlen, "bpffs: cannot mount it on /sys/fs/bpf: %s",
+				strerror(e));
+			return -e;
+		}
+		snprintf(root, len, "/sys/fs/bpf/%s", instance());
+		return 0;
+	}
+	/* inside `ip netns exec`: /sys was remounted there */
+	if (ancestor_bpffs(up, sizeof(up))) {
+		snprintf(root, len, "%s/%s", up, instance());
 		return 0;
 	}
 	set_err(err, errlen,
@@ -139,21 +204,22 @@ void xtcam_state_close(struct xtcam_state *st)
 int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t errlen)
 {
 	struct xtcam_state *st = calloc(1, sizeof(*st));
-	char path[PATH_MAX];
+	char path[PATH_MAX], lock[96];
 	int e;
 
 	if (!st)
 		return -ENOMEM;
 	st->fd_blocks = st->fd_rules = st->fd_bindings = -1;
-	st->lock_fd = open(XTCAM_LOCK_PATH, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	snprintf(lock, sizeof(lock), "/run/%s.lock", instance());
+	st->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (st->lock_fd < 0) {
 		e = -errno;
-		set_err(err, errlen, "lock %s: %s", XTCAM_LOCK_PATH, strerror(-e));
+		set_err(err, errlen, "lock %s: %s", lock, strerror(-e));
 		goto fail;
 	}
 	if (flock(st->lock_fd, LOCK_EX)) {
 		e = -errno;
-		set_err(err, errlen, "lock %s: %s", XTCAM_LOCK_PATH, strerror(-e));
+		set_err(err, errlen, "lock %s: %s", lock, strerror(-e));
 		goto fail;
 	}
 	e = find_bpffs(st->root, sizeof(st->root), err, errlen);

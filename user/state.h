@@ -18,7 +18,6 @@
 #include "xtcam/rule.h"
 #include "xtcam/core.h"
 
-#define XTCAM_LOCK_PATH "/run/xtcam.lock"
 
 struct xtcam_state {
 	char root[256];         /* .../xtcam in a bpffs */

@@ -27,7 +27,7 @@ endif
 DEB_PKGS := make gcc libc6-dev clang llvm libbpf-dev bpftool libxdp-dev \
 	xdp-tools libcriterion-dev libelf-dev zlib1g-dev pkg-config iproute2 \
 	libjson-c-dev ethtool nftables gnuplot-nox linux-libc-dev procps \
-	util-linux
+	util-linux iputils-ping tcpdump
 # ... and the ones vmtest needs on top (kernels come from Debian too).
 VM_PKGS  := qemu-system-x86 busybox-static cpio kmod linux-source-6.1 bc \
 	bison flex libelf-dev libssl-dev dwarves xz-utils dpkg-dev
@@ -36,9 +36,9 @@ PKG_CFLAGS = $(shell pkg-config --cflags libbpf libxdp json-c 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs libbpf libxdp json-c 2>/dev/null)
 
 CFLAGS   ?= -O2 -g
-XCFLAGS  := -std=gnu11 -Wall -Wextra -Werror -Iinclude -I$(BUILD) -Iuser \
+XCFLAGS  := -std=gnu11 -fno-strict-aliasing -Wall -Wextra -Werror -Iinclude -I$(BUILD) -Iuser \
 	    $(PKG_CFLAGS) -D_GNU_SOURCE
-BPF_CFLAGS := -g -O2 -target bpf -Wall -Werror -Iinclude -I$(ARCH_INC)
+BPF_CFLAGS := -g -O2 -target bpf -fno-strict-aliasing -Wall -Werror -Iinclude -I$(ARCH_INC)
 ASAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)

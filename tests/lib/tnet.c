@@ -317,3 +317,26 @@ long long t_json_ll(const char *json, const char *path)
 	json_object_put(root);
 	return v;
 }
+
+long long t_rule_field(const char *json, unsigned int handle, const char *field)
+{
+	json_object *root = json_tokener_parse(json), *v;
+	long long r = -1;
+	size_t i;
+
+	if (!root || !json_object_is_type(root, json_type_array))
+		goto out;
+	for (i = 0; i < json_object_array_length(root); i++) {
+		json_object *o = json_object_array_get_idx(root, i);
+
+		if (json_object_object_get_ex(o, "handle", &v) &&
+		    json_object_get_int64(v) == (int64_t)handle &&
+		    json_object_object_get_ex(o, field, &v)) {
+			r = json_object_get_int64(v);
+			break;
+		}
+	}
+out:
+	json_object_put(root);
+	return r;
+}

@@ -50,4 +50,7 @@ void t_frame_build(const struct pkt_spec *s, uint32_t marker, struct pkt *out);
 /* JSON helpers on CLI output (json-c) */
 long long t_json_ll(const char *json, const char *path);
 
+/* in a `rule show -j` array: the packets of the rule with this handle */
+long long t_rule_field(const char *json, unsigned int handle, const char *field);
+
 #endif

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * Blocks bound with the CLI to veth pairs in namespaces these tests make,
+ * real frames sent from the peer namespace, delivery or drop seen at the
+ * receiver, and the counters as `xtcam rule show -j` and bpftool show
+ * them.  Plus the flow_block rules as a user meets them.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tnet.h"
+
+static char inst[32];
+
+static void setup(void)
+{
+	if (geteuid())
+		cr_skip_test("needs root (BPF, namespaces)");
+	snprintf(inst, sizeof(inst), "xtcam-test-%d", (int)getpid());
+	setenv("XTCAM_INSTANCE", inst, 1);
+	if (!getenv("XTCAM_BIN"))
+		setenv("XTCAM_BIN", "build/xtcam", 1);
+}
+
+static void teardown(void)
+{
+	t_xtcam(NULL, "flush");
+	t_net_cleanup();
+}
+
+TestSuite(traffic, .init = setup, .fini = teardown, .timeout = 300);
+
+#define XT_OK(...) do { char *o_ = NULL; int rc_ = t_xtcam(&o_, __VA_ARGS__); \
+	cr_assert_eq(rc_, 0, "xtcam %s: exit %d: %s", #__VA_ARGS__, rc_, o_); free(o_); } while (0)
+
+/* send n copies of a frame from b and count what reaches a */
+static int through(const struct t_pair *p, const struct pkt_spec *s, uint32_t marker, int n)
+{
+	struct pkt *f = calloc((size_t)n, sizeof(*f));
+	struct t_rx rx;
+	int i, got;
+
+	cr_assert(f);
+	for (i = 0; i < n; i++)
+		t_frame_build(s, marker, &f[i]);
+	cr_assert_eq(t_rx_open(&rx, p->ns_a, p->a), 0);
+	cr_assert_eq(t_send(p->ns_b, p->b, f, n), n, "sent");
+	got = t_rx_count(&rx, marker, 300);
+	t_rx_close(&rx);
+	free(f);
+	return got;
+}
+
+static long long rule_packets(const char *block, unsigned int handle)
+{
+	char *o = NULL;
+	long long v;
+
+	cr_assert_eq(t_xtcam(&o, "-j rule show %s", block), 0, "%s", o);
+	v = t_rule_field(o, handle, "packets");
+	free(o);
+	return v;
+}
+
+static void six(uint8_t *a, int last)
+{
+	static const uint8_t base[16] = { 0x20, 1, 0xd, 0xb8 };
+
+	memcpy(a, base, 16);
+	a[15] = (uint8_t)last;
+}
+
+static void classify_real_traffic(const char *mode)
+{
+	struct t_pair p;
+	struct pkt_spec s;
+	char *o = NULL;
+
+	cr_assert_eq(t_pair_make(&p, "t"), 0);
+	XT_OK("block add edge");
+	XT_OK("rule add edge prio 10 handle 1 ip_proto udp dst_port 9 action drop");
+	XT_OK("rule add edge prio 10 handle 2 eth_type ipv6 ip_proto tcp dst_port 80 action drop");
+	XT_OK("rule add edge prio 10 handle 3 vlan_id 100 action drop");
+	XT_OK("rule add edge prio 10 handle 4 ip_proto icmp type 8 action drop");
+	XT_OK("rule add edge prio 20 handle 5 src_ip 10.0.0.0/8 ip_proto udp action pass");
+	XT_OK("bind edge dev %s netns %s mode %s", p.a, p.ns_a, mode);
+	cr_assert_eq(t_xtcam(&o, "-j block show edge"), 0);
+	cr_assert(strstr(o, mode), "bound in %s: %s", mode, o);
+	free(o);
+
+	/* IPv4 UDP: port 9 dropped, port 10 passes (and counts on rule 5) */
+	t_frame(&p, &s, 0);
+	s.dport = 9;
+	cr_assert_eq(through(&p, &s, 0x1111, 20), 0, "udp/9 dropped");
+	s.dport = 10;
+	cr_assert_eq(through(&p, &s, 0x1112, 10), 10, "udp/10 passes");
+	/* IPv6 TCP: 80 dropped, 81 passes */
+	t_frame(&p, &s, 0);
+	s.eth_type = 0x86dd;
+	six(s.saddr, 1);
+	six(s.daddr, 2);
+	s.proto = IPPROTO_TCP;
+	s.dport = 80;
+	s.tcp_flags = 0x002;
+	cr_assert_eq(through(&p, &s, 0x2221, 7), 0, "tcp6/80 dropped");
+	s.dport = 81;
+	cr_assert_eq(through(&p, &s, 0x2222, 7), 7, "tcp6/81 passes");
+	/* VLAN-tagged: 100 dropped, 200 passes (the tag is in the frame) */
+	t_frame(&p, &s, 0);
+	s.nvlan = 1;
+	s.tpid[0] = 0x8100;
+	s.tci[0] = 100;
+	s.dport = 10;
+	cr_assert_eq(through(&p, &s, 0x3331, 5), 0, "vlan 100 dropped");
+	s.tci[0] = 200;
+	cr_assert_eq(through(&p, &s, 0x3332, 5), 5, "vlan 200 passes");
+	/* ICMP: echo request dropped, echo reply passes */
+	t_frame(&p, &s, 0);
+	s.proto = IPPROTO_ICMP;
+	s.icmp_type = 8;
+	cr_assert_eq(through(&p, &s, 0x4441, 4), 0, "echo request dropped");
+	s.icmp_type = 0;
+	cr_assert_eq(through(&p, &s, 0x4442, 4), 4, "echo reply passes");
+
+	cr_assert_eq(rule_packets("edge", 1), 20);
+	cr_assert_eq(rule_packets("edge", 2), 7);
+	cr_assert_eq(rule_packets("edge", 3), 5);
+	cr_assert_eq(rule_packets("edge", 4), 4);
+	cr_assert_eq(rule_packets("edge", 5), 10 + 5, "udp/10, untagged and vlan 200");
+	/* bpftool sees the same maps with field names */
+	cr_assert_eq(t_sh(&o, "bpftool map dump pinned /sys/fs/bpf/%s/edge/xdp/counters", inst), 0,
+		     "%s", o);
+	cr_assert(strstr(o, "\"packets\": 20") || strstr(o, "\"packets\": 1"),
+		  "bpftool prints counters by field name: %.400s", o);
+	free(o);
+	cr_assert_eq(t_sh(&o, "bpftool map dump pinned /sys/fs/bpf/%s/edge/xdp/records | head -60", inst), 0);
+	cr_assert(strstr(o, "\"eth_type\"") && strstr(o, "\"dst_port\""), "records with BTF: %.300s", o);
+	free(o);
+
+	/* unbind detaches: everything passes again */
+	XT_OK("unbind edge dev %s netns %s", p.a, p.ns_a);
+	t_frame(&p, &s, 0);
+	s.dport = 9;
+	cr_assert_eq(through(&p, &s, 0x5551, 5), 5, "after unbind udp/9 passes");
+	cr_assert_eq(t_sh(&o, "ip -n %s link show %s", p.ns_a, p.a), 0);
+	cr_assert(!strstr(o, "xdp"), "no XDP program left: %s", o);
+	free(o);
+}
+
+Test(traffic, native) { classify_real_traffic("native"); }
+Test(traffic, generic) { classify_real_traffic("generic"); }
+
+Test(traffic, hw_on_veth_fails_cleanly_auto_lands_native)
+{
+	struct t_pair p;
+	char *o = NULL;
+
+	cr_assert_eq(t_pair_make(&p, "h"), 0);
+	XT_OK("block add b");
+	cr_assert_eq(t_xtcam(&o, "bind b dev %s netns %s mode hw", p.a, p.ns_a), 1);
+	cr_assert(strstr(o, "offloaded") && strstr(o, "(E"), "the kernel's reason: %s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "-j block show b"), 0);
+	cr_assert(strstr(o, "\"bindings\":[]"), "nothing bound: %s", o);
+	free(o);
+	XT_OK("bind b dev %s netns %s", p.a, p.ns_a);
+	cr_assert_eq(t_xtcam(&o, "-j block show b"), 0);
+	cr_assert(strstr(o, "\"mode\":\"native\"") && strstr(o, "\"refused\":\"hw:"),
+		  "auto landed on native and says why not hw: %s", o);
+	free(o);
+}
+
+Test(traffic, flow_block_rules_through_the_cli)
+{
+	struct t_pair p, q;
+	struct pkt_spec s;
+	char *o = NULL;
+
+	cr_assert_eq(t_pair_make(&p, "f"), 0);
+	cr_assert_eq(t_pair_make(&q, "g"), 0);
+	XT_OK("block add one");
+	XT_OK("block add two");
+	XT_OK("rule add one prio 1 handle 1 ip_proto udp dst_port 9 action drop");
+	XT_OK("rule add two prio 1 handle 1 ip_proto udp action drop");
+	/* egress: XDP sees only ingress */
+	cr_assert_eq(t_xtcam(&o, "bind one dev %s netns %s egress", p.a, p.ns_a), 1);
+	cr_assert(strstr(o, "ingress") && strstr(o, "(EOPNOTSUPP)"), "%s", o);
+	free(o);
+	/* unbinding what is not bound */
+	cr_assert_eq(t_xtcam(&o, "unbind one dev %s netns %s", p.a, p.ns_a), 1);
+	cr_assert(strstr(o, "(ENOENT)"), "%s", o);
+	free(o);
+	XT_OK("bind one dev %s netns %s mode native", p.a, p.ns_a);
+	/* a second block on a bound device: EBUSY, and traffic unaffected */
+	cr_assert_eq(t_xtcam(&o, "bind two dev %s netns %s", p.a, p.ns_a), 1);
+	cr_assert(strstr(o, "already bound to block one (EBUSY)"), "%s", o);
+	free(o);
+	t_frame(&p, &s, 0);
+	s.dport = 10;
+	cr_assert_eq(through(&p, &s, 0x6001, 5), 5, "block one still rules: udp/10 passes");
+	s.dport = 9;
+	cr_assert_eq(through(&p, &s, 0x6002, 5), 0);
+	/* one block on two devices: counters add up both */
+	XT_OK("bind one dev %s netns %s mode generic", q.a, q.ns_a);
+	t_frame(&q, &s, 0);
+	s.dport = 9;
+	cr_assert_eq(through(&q, &s, 0x6003, 3), 0, "the shared block drops on the second device");
+	cr_assert_eq(rule_packets("one", 1), 5 + 3, "one counter for both devices");
+	cr_assert_eq(t_xtcam(&o, "-j block show one"), 0);
+	cr_assert(strstr(o, "\"mode\":\"native\"") && strstr(o, "\"mode\":\"generic\""), "%s", o);
+	free(o);
+	/* unbinding one leaves the other working */
+	XT_OK("unbind one dev %s netns %s", p.a, p.ns_a);
+	cr_assert_eq(through(&q, &s, 0x6004, 3), 0, "still dropping on the second");
+	t_frame(&p, &s, 0);
+	s.dport = 9;
+	cr_assert_eq(through(&p, &s, 0x6005, 3), 3, "unbound device passes");
+	/* and now block two can take the first device */
+	XT_OK("bind two dev %s netns %s", p.a, p.ns_a);
+	s.dport = 10;
+	cr_assert_eq(through(&p, &s, 0x6006, 3), 0, "block two drops all UDP");
+	cr_assert_eq(t_xtcam(&o, "block del two"), 1);
+	cr_assert(strstr(o, "(EBUSY)"), "block del of a bound block: %s", o);
+	free(o);
+}
+
+Test(traffic, same_ifindex_in_two_namespaces)
+{
+	struct t_pair p, q;
+	struct pkt_spec s;
+	char *o = NULL;
+	int ia, ib;
+
+	cr_assert_eq(t_pair_make(&p, "i"), 0);
+	cr_assert_eq(t_pair_make(&q, "j"), 0);
+	cr_assert_eq(t_sh(&o, "ip -n %s -o link show %s | cut -d: -f1", p.ns_a, p.a), 0);
+	ia = atoi(o);
+	free(o);
+	cr_assert_eq(t_sh(&o, "ip -n %s -o link show %s | cut -d: -f1", q.ns_a, q.a), 0);
+	ib = atoi(o);
+	free(o);
+	cr_assert_eq(ia, ib, "fresh namespaces give the same ifindex (%d, %d)", ia, ib);
+	XT_OK("block add a1");
+	XT_OK("block add a2");
+	XT_OK("rule add a1 prio 1 ip_proto udp dst_port 9 action drop");
+	XT_OK("rule add a2 prio 1 ip_proto udp dst_port 10 action drop");
+	XT_OK("bind a1 dev %s netns %s", p.a, p.ns_a);
+	XT_OK("bind a2 dev %s netns %s", q.a, q.ns_a);
+	t_frame(&p, &s, 0);
+	s.dport = 9;
+	cr_assert_eq(through(&p, &s, 0x7001, 3), 0);
+	s.dport = 10;
+	cr_assert_eq(through(&p, &s, 0x7002, 3), 3);
+	t_frame(&q, &s, 0);
+	s.dport = 9;
+	cr_assert_eq(through(&q, &s, 0x7003, 3), 3);
+	s.dport = 10;
+	cr_assert_eq(through(&q, &s, 0x7004, 3), 0);
+}
+
+Test(traffic, redirect_between_two_pairs)
+{
+	struct t_pair p;
+	struct pkt_spec s;
+	struct pkt f[5];
+	struct t_rx rx;
+	char out[16], peer[16];
+	int i;
+
+	cr_assert_eq(t_pair_make(&p, "r"), 0);
+	/* a second pair from ns_a: out (in ns_a) -> peer (in ns_b) */
+	snprintf(out, sizeof(out), "ro%d", (int)getpid() % 10000);
+	snprintf(peer, sizeof(peer), "rp%d", (int)getpid() % 10000);
+	cr_assert_eq(t_sh(NULL, "ip -n %s link add %s type veth peer name %s netns %s && "
+			  "ip -n %s link set %s up && ip -n %s link set %s up && "
+			  "ip netns exec %s ethtool -K %s gro on", p.ns_a, out, peer, p.ns_b,
+			  p.ns_a, out, p.ns_b, peer, p.ns_b, peer), 0);
+	XT_OK("block add rd");
+	XT_OK("rule add rd prio 1 ip_proto udp dst_port 5000 action redirect dev %s", out);
+	XT_OK("bind rd dev %s netns %s mode native", p.a, p.ns_a);
+	t_frame(&p, &s, 0);
+	s.dport = 5000;
+	for (i = 0; i < 5; i++)
+		t_frame_build(&s, 0x8001, &f[i]);
+	cr_assert_eq(t_rx_open(&rx, p.ns_b, peer), 0);
+	cr_assert_eq(t_send(p.ns_b, p.b, f, 5), 5);
+	cr_assert_eq(t_rx_count(&rx, 0x8001, 300), 5, "redirected out of %s into %s", out, peer);
+	t_rx_close(&rx);
+	cr_assert_eq(rule_packets("rd", 1), 5);
+	/* a redirect to a device that does not exist is refused, with its name */
+	{
+		char *o = NULL;
+
+		cr_assert_eq(t_xtcam(&o, "rule add rd prio 2 action redirect dev nodev9"), 1);
+		cr_assert(strstr(o, "nodev9") && strstr(o, "(ENODEV)"), "%s", o);
+		free(o);
+	}
+}
+
+Test(traffic, device_gone_is_shown_and_unbind_clears_it)
+{
+	struct t_pair p;
+	char *o = NULL;
+
+	cr_assert_eq(t_pair_make(&p, "z"), 0);
+	XT_OK("block add gz");
+	XT_OK("bind gz dev %s netns %s", p.a, p.ns_a);
+	cr_assert_eq(t_sh(NULL, "ip -n %s link del %s", p.ns_a, p.a), 0);
+	cr_assert_eq(t_xtcam(&o, "-j block show gz"), 0, "%s", o);
+	cr_assert(strstr(o, "\"state\":\"gone\""), "%s", o);
+	free(o);
+	/* a new device with the old name and index is not the old one */
+	cr_assert_eq(t_sh(NULL, "ip -n %s link add %s type veth peer name %sx", p.ns_a, p.a, p.a), 0);
+	cr_assert_eq(t_xtcam(&o, "-j block show gz"), 0, "%s", o);
+	cr_assert(strstr(o, "\"state\":\"gone\""), "a new device is not the bound one: %s", o);
+	free(o);
+	XT_OK("rule add gz prio 1 action drop");
+	XT_OK("unbind gz dev %s netns %s", p.a, p.ns_a);
+	cr_assert_eq(t_xtcam(&o, "-j block show gz"), 0);
+	cr_assert(strstr(o, "\"bindings\":[]"), "%s", o);
+	free(o);
+	XT_OK("bind gz dev %s netns %s", p.a, p.ns_a);
+	/* and a namespace that goes away */
+	cr_assert_eq(t_sh(NULL, "ip netns del %s", p.ns_a), 0);
+	cr_assert_eq(t_xtcam(&o, "-j block show gz"), 0, "%s", o);
+	cr_assert(strstr(o, "\"state\":\"gone\""), "%s", o);
+	free(o);
+	XT_OK("unbind gz dev %s netns %s", p.a, p.ns_a);
+	XT_OK("block del gz");
+}

@@ -94,6 +94,9 @@ static int ns_add(const char *ns)
 	if (nmade < 16)
 		snprintf(made[nmade++], sizeof(made[0]), "%s", ns);
 	t_sh(NULL, "ip -n %s link set lo up", ns);
+	/* no router solicitations or MLD reports: only the tests' frames */
+	t_sh(NULL, "ip netns exec %s sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
+	     "net.ipv6.conf.default.disable_ipv6=1", ns);
 	return 0;
 }
 

@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <json-c/json.h>
 #include "tnet.h"
 
 static char inst[32];
@@ -331,4 +334,111 @@ Test(traffic, device_gone_is_shown_and_unbind_clears_it)
 	free(o);
 	XT_OK("unbind gz dev %s netns %s", p.a, p.ns_a);
 	XT_OK("block del gz");
+}
+
+/* a sender in a child process: frames to ports[] until `secs` pass */
+static pid_t sender(const struct t_pair *p, const uint16_t *ports, int np, int secs, int *pipe_rd)
+{
+	int fds[2];
+	pid_t pid;
+
+	cr_assert_eq(pipe(fds), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		struct pkt f[8];
+		struct pkt_spec s;
+		long sent = 0;
+		time_t end = time(NULL) + secs;
+		int i;
+
+		close(fds[0]);
+		for (i = 0; i < np; i++) {
+			t_frame(p, &s, 0);
+			s.dport = ports[i];
+			t_frame_build(&s, 0x9000u + ports[i], &f[i]);
+		}
+		while (time(NULL) < end) {
+			int n = t_send(p->ns_b, p->b, f, np);
+
+			if (n > 0)
+				sent += n;
+			usleep(200);
+		}
+		if (write(fds[1], &sent, sizeof(sent)) != sizeof(sent))
+			_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	*pipe_rd = fds[0];
+	return pid;
+}
+
+static void write_set(const char *path, int set)
+{
+	FILE *f = fopen(path, "w");
+	int i;
+
+	cr_assert(f);
+	/* ports 1-5: handle p in set A, 10000 + p in set B; port 999: handle
+	 * 999 in both (kept: its counter must only grow); 9990 fillers that
+	 * no frame matches, differing between the sets */
+	for (i = 1; i <= 5; i++)
+		fprintf(f, "prio 10 handle %d ip_proto udp dst_port %d action pass\n",
+			set ? 10000 + i : i, i);
+	fprintf(f, "prio 10 handle 999 ip_proto udp dst_port 999 action pass\n");
+	for (i = 0; i < 9994; i++)
+		fprintf(f, "prio %d handle %d dst_ip 172.%d.%d.%d ip_proto tcp dst_port %d action drop\n",
+			20 + i % 50, 20000 + i, 16 + set, (i >> 8) & 255, i & 255, 1 + i % 60000);
+	fclose(f);
+}
+
+Test(traffic, swaps_under_traffic_are_atomic, .timeout = 600)
+{
+	static const uint16_t ports[] = { 1, 2, 3, 4, 5, 999 };
+	struct t_pair p;
+	char pa[64], pb[64], *o = NULL;
+	long long last999 = 0, total = 0;
+	long sent = 0;
+	int rd, st, swap, i;
+	pid_t kid;
+
+	cr_assert_eq(t_pair_make(&p, "s"), 0);
+	snprintf(pa, sizeof(pa), "/tmp/xtcam-%d-a.rules", (int)getpid());
+	snprintf(pb, sizeof(pb), "/tmp/xtcam-%d-b.rules", (int)getpid());
+	write_set(pa, 0);
+	write_set(pb, 1);
+	XT_OK("block add sw capacity 20000 default drop");
+	XT_OK("rule load sw %s", pa);
+	XT_OK("bind sw dev %s netns %s mode native", p.a, p.ns_a);
+	kid = sender(&p, ports, 6, 12, &rd);
+	for (swap = 0; swap < 12; swap++) {
+		long long k;
+
+		XT_OK("rule load sw %s replace", swap % 2 ? pa : pb);
+		k = rule_packets("sw", 999);
+		cr_assert_geq(k, last999, "the kept rule's counter went back: %lld after %lld", k,
+			      last999);
+		last999 = k;
+	}
+	cr_assert_eq(waitpid(kid, &st, 0), kid);
+	cr_assert_eq(read(rd, &sent, sizeof(sent)), sizeof(sent));
+	close(rd);
+	usleep(100000);
+	/* every frame went to a rule of one of the two sets: none missed (the
+	 * default would have dropped and counted it), none on a filler */
+	cr_assert_eq(t_xtcam(&o, "-j block show sw"), 0);
+	cr_assert_eq(t_json_ll(o, "0.misses"), 0, "a frame fell through between the sets: %s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "-j rule show sw"), 0);
+	for (i = 0; i < 5; i++)
+		total += t_rule_field(o, (unsigned)(swap % 2 ? i + 1 : 10001 + i), "packets");
+	total += t_rule_field(o, 999, "packets");
+	cr_assert(!strstr(o, "\"action\":{\"type\":\"drop\"},\"entries\":1,\"packets\":1"),
+		  "a filler rule counted a frame");
+	free(o);
+	cr_assert_gt(sent, 1000, "traffic flowed during the swaps (%ld frames)", sent);
+	cr_assert_gt(last999, 0);
+	unlink(pa);
+	unlink(pb);
 }

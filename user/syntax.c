@@ -341,9 +341,10 @@ static bool is_ip_ethtype(uint16_t v)
 	return v == ETHT_IPV4 || v == ETHT_IPV6;
 }
 
-/* Ethertype: a name (case-insensitive) or a hex number 0x0000-0xffff.  Bare
- * decimal is refused: flower reads "8100" as hex, we would read it as
- * decimal, so neither reading is safe. */
+/* Ethertype: a name (case-insensitive) or a number 0-0xffff, decimal or
+ * 0x hex like every other number here (so "2048" is 0x0800, as for
+ * tc-flower, and "0800" is refused for its leading zero).  Returns 0,
+ * -EINVAL, -EDOM (leading zero) or -ERANGE. */
 static int ethtype_parse(const char *s, uint16_t *v)
 {
 	uint64_t n;
@@ -355,11 +356,9 @@ static int ethtype_parse(const char *s, uint16_t *v)
 			*v = ethtypes[i].v;
 			return 0;
 		}
-	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
-		return -EINVAL;
 	rc = num_parse(s, 0xffff, true, &n);
 	if (rc)
-		return rc == -ERANGE ? -ERANGE : -EINVAL;
+		return rc;
 	*v = (uint16_t)n;
 	return 0;
 }
@@ -603,9 +602,11 @@ static int kw_vprio(struct pstate *ps, int kw, const char *name,
 static int ethtype_fail(struct pstate *ps, int rc, const char *name,
 			const char *s, bool all)
 {
+	if (rc == -EDOM)
+		return num_fail(&ps->e, rc, name, s, 0, 0xffff, true, "");
 	return fail(&ps->e, rc == -ERANGE ? ERANGE : EINVAL,
 		    "%s: %s is not an ethertype (ipv4, ipv6, arp, %s"
-		    "or a hex number like 0x0800)", name, quote(&ps->e, s),
+		    "or a number 0-0xffff)", name, quote(&ps->e, s),
 		    all ? "all " : "802.1Q, 802.1ad ");
 }
 

@@ -197,7 +197,8 @@ Test(parse, vlan_ethtype)
 		{ "802.1Q", 0x8100 }, { "802.1ad", 0x88a8 }, { "0x8100", 0x8100 },
 		{ "ipv4", 0x0800 }, { "ip", 0x0800 }, { "ipv6", 0x86dd },
 		{ "arp", 0x0806 }, { "0x88cc", 0x88cc }, { "0X88CC", 0x88cc },
-		{ "0x0", 0 }, { "0xffff", 0xffff },
+		{ "0x0", 0 }, { "0xffff", 0xffff }, { "2054", 0x0806 },
+		{ "34525", 0x86dd }, { "0", 0 },
 	};
 	struct xtcam_rule w;
 	char line[128];
@@ -252,7 +253,8 @@ Test(parse, eth_type)
 		{ "ipv4", 0x0800 }, { "ip", 0x0800 }, { "IPv4", 0x0800 },
 		{ "ipv6", 0x86dd }, { "IPV6", 0x86dd }, { "arp", 0x0806 },
 		{ "0x0800", 0x0800 }, { "0x86DD", 0x86dd }, { "0x88cc", 0x88cc },
-		{ "0x0", 0 }, { "0xffff", 0xffff },
+		{ "0x0", 0 }, { "0xffff", 0xffff }, { "2048", 0x0800 },
+		{ "35020", 0x88cc }, { "65535", 0xffff }, { "0", 0 },
 	};
 	struct xtcam_rule w;
 	char line[128];

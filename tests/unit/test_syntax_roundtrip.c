@@ -58,6 +58,7 @@ static const struct {
 	{ "prio 1 eth_type ip action drop", "prio 1 eth_type ipv4 action drop", 0 },
 	{ "prio 1 protocol 0x86DD action drop", "prio 1 eth_type ipv6 action drop",
 	  0 },
+	{ "prio 1 eth_type 2054 action drop", "prio 1 eth_type arp action drop", 0 },
 	{ "prio 1 eth_type 0x1 action drop", "prio 1 eth_type 0x0001 action drop",
 	  0 },
 	{ "prio 1 eth_type all action drop", NULL, 0 },
@@ -328,8 +329,7 @@ static const char *ethtxt(struct gen *G, char *b, size_t n, uint16_t v)
 		return "802.1Q";
 	if (v == 0x88a8 && chance(G->g, 60))
 		return "802.1ad";
-	snprintf(b, n, "0x%x", v);
-	return b;
+	return num(G, b, n, v);
 }
 
 static uint16_t non_ip_ethtype(struct gen *G)

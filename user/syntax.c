@@ -1375,6 +1375,10 @@ int xtcam_rule_parse(int argc, char **argv, struct xtcam_rule *r,
 	ectx_init(&ps.e, err, errlen);
 	if (!r || argc < 0 || (argc > 0 && !argv))
 		return fail(&ps.e, EINVAL, "invalid arguments");
+	/* before any handler looks at a word, or at the one after it */
+	for (i = 0; i < argc; i++)
+		if (!argv[i])
+			return fail(&ps.e, EINVAL, "invalid arguments (NULL word)");
 	xtcam_rule_init(&ps.r);
 	ps.blk = blk;
 	ps.given = 0;
@@ -1386,8 +1390,6 @@ int xtcam_rule_parse(int argc, char **argv, struct xtcam_rule *r,
 		const struct kwdef *d;
 		int k;
 
-		if (!tok)
-			return fail(&ps.e, EINVAL, "invalid arguments (NULL word)");
 		d = kw_lookup(tok);
 		if (!d)
 			return unknown_kw(&ps, tok);
@@ -1407,7 +1409,7 @@ int xtcam_rule_parse(int argc, char **argv, struct xtcam_rule *r,
 				return rc;
 			continue;
 		}
-		if (i + 1 >= argc || !argv[i + 1])
+		if (i + 1 >= argc)
 			return fail(&ps.e, EINVAL, "%s: missing value", tok);
 		rc = d->fn(&ps, k, tok, argv[i + 1]);
 		if (rc) {

@@ -855,6 +855,10 @@ Test(parse, keyword_bits)
 Test(parse, bad_arguments)
 {
 	char *argv[] = { "prio", "1", "action", "drop", NULL };
+	char *nulls[] = { "prio", "1", "action", NULL, "x" };
+	char *nulls2[] = { "prio", "1", "action", "redirect", "dev", NULL, "x" };
+	char *nulls3[] = { "prio", "1", "action", "redirect", "dev", "e",
+			   "netns", NULL, "x" };
 	char *nulls4[] = { NULL, "1", "action", "drop" };
 	char *empty[] = { "prio", "1", "", "action", "drop" };
 	struct xtcam_rule r, keep;
@@ -868,7 +872,13 @@ Test(parse, bad_arguments)
 		     -EINVAL);
 	cr_assert_eq(xtcam_rule_parse(4, NULL, &r, NULL, err, sizeof(err)),
 		     -EINVAL);
-	/* a NULL word inside argc is refused */
+	/* a NULL word anywhere inside argc is refused, never dereferenced */
+	cr_assert_eq(xtcam_rule_parse(5, nulls, &r, NULL, err, sizeof(err)),
+		     -EINVAL);
+	cr_assert_eq(xtcam_rule_parse(7, nulls2, &r, NULL, err, sizeof(err)),
+		     -EINVAL);
+	cr_assert_eq(xtcam_rule_parse(9, nulls3, &r, NULL, err, sizeof(err)),
+		     -EINVAL);
 	cr_assert_eq(xtcam_rule_parse(4, nulls4, &r, NULL, err, sizeof(err)),
 		     -EINVAL);
 	cr_assert(!memcmp(&r, &keep, sizeof(r)));

@@ -1362,6 +1362,34 @@ static int check(struct pstate *ps)
 				    (p == PROTO_ICMP || p == PROTO_ICMPV6)))
 			return prereq(ps, k, "ip_proto icmp or icmpv6");
 
+	/* ip_flags frag/nofirstfrag: only non-first fragments, which carry
+	 * no L4 header, so an L4 field is never present (the parser reads no
+	 * ports, TCP flags, ICMP type/code or l4 raw field there) and such a
+	 * rule could never match */
+	if (has(ps, XTCAM_KW_IP_FLAGS) &&
+	    (r->mask.flags & XTCAM_F_FIRSTFRAG) &&
+	    !(r->value.flags & XTCAM_F_FIRSTFRAG) &&
+	    (r->mask.flags & r->value.flags & XTCAM_F_FRAG)) {
+		static const int l4kw[] = {
+			XTCAM_KW_SRC_PORT, XTCAM_KW_DST_PORT, XTCAM_KW_TCP_FLAGS,
+			XTCAM_KW_TYPE, XTCAM_KW_CODE,
+		};
+		const char *later = "frag/nofirstfrag, only non-first fragments, "
+				    "which have no L4 header";
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(l4kw); i++)
+			if (has(ps, l4kw[i]))
+				return conflict(ps, XTCAM_KW_IP_FLAGS, later, l4kw[i],
+						"an L4 match");
+		for (k = 0; k < 2; k++)
+			if (has(ps, k ? XTCAM_KW_RAW2 : XTCAM_KW_RAW1) &&
+			    ps->blk->raw[k].layer == XTCAM_RAW_L4)
+				return conflict(ps, XTCAM_KW_IP_FLAGS, later,
+						k ? XTCAM_KW_RAW2 : XTCAM_KW_RAW1,
+						"an l4 raw field");
+	}
+
 	return check_l3(ps);
 }
 

@@ -630,6 +630,41 @@ Test(errors, raw_misconfigured_block)
 	}
 }
 
+Test(errors, fragments_and_l4)
+{
+	/* later fragments carry no L4 header: such a rule never matches */
+	static const struct bad t[] = {
+		E("prio 1 ip_flags frag/nofirstfrag ip_proto tcp dst_port 80 "
+		  "action drop", EINVAL, "dst_port", "ip_flags", "frag/nofirstfrag",
+		  "fragment"),
+		E("prio 1 ip_proto udp src_port 80 ip_flags nofirstfrag/frag "
+		  "action drop", EINVAL, "ip_flags", "src_port", "fragment"),
+		E("prio 1 ip_flags frag/nofirstfrag ip_proto tcp tcp_flags 2 "
+		  "action drop", EINVAL, "tcp_flags", "ip_flags"),
+		E("prio 1 ip_flags frag/nofirstfrag ip_proto icmp type 3 "
+		  "action drop", EINVAL, "type", "ip_flags"),
+		E("prio 1 ip_flags frag/nofirstfrag ip_proto icmp code 3 "
+		  "action drop", EINVAL, "code", "ip_flags"),
+		ER("prio 1 ip_flags frag/nofirstfrag raw2 1 action drop", EINVAL,
+		   "raw2", "ip_flags", "l4"),
+	};
+	struct xtcam_rule r;
+
+	RUN(t);
+	/* first fragments and unfragmented packets do have them */
+	parse_ok("prio 1 ip_flags frag/firstfrag ip_proto tcp dst_port 80 "
+		 "action drop", NULL, &r);
+	parse_ok("prio 1 ip_flags nofirstfrag ip_proto tcp dst_port 80 "
+		 "action drop", NULL, &r);
+	parse_ok("prio 1 ip_flags frag ip_proto tcp dst_port 80 action drop",
+		 NULL, &r);
+	parse_ok("prio 1 ip_flags nofrag ip_proto icmp type 8 action drop",
+		 NULL, &r);
+	/* raw1 of blk_raw() is at l3: there in every fragment */
+	parse_ok("prio 1 ip_flags frag/nofirstfrag raw1 1 ip_proto 17 "
+		 "action drop", blk_raw(), &r);
+}
+
 Test(errors, value_is_a_keyword)
 {
 	static const struct bad t[] = {

@@ -1947,7 +1947,10 @@ struct json_object *xtcam_action_json(const struct xtcam_rule_action *a)
 		if (!rc && ns[0])
 			rc = jadd(o, "netns", json_object_new_string(ns));
 	} else if (!rc && a->type == XTCAM_ACT_CPU) {
-		rc = jadd(o, "cpu", json_object_new_int64(a->cpu));
+		char cpu[16];
+
+		snprintf(cpu, sizeof(cpu), "%u", a->cpu);
+		rc = jadd(o, "cpu", json_object_new_string(cpu));
 	}
 	if (rc)
 		return jfail(o, rc);

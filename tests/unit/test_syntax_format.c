@@ -445,6 +445,9 @@ Test(json, actions)
 		     "{\"type\":\"redirect\",\"dev\":\"veth1\"}");
 	check_action("prio 1 action redirect dev veth1 netns ns1",
 		     "{\"type\":\"redirect\",\"dev\":\"veth1\",\"netns\":\"ns1\"}");
+	/* string values in the text syntax, like the match */
+	check_action("prio 1 action cpu 3", "{\"type\":\"cpu\",\"cpu\":\"3\"}");
+	check_action("prio 1 action cpu 0x10", "{\"type\":\"cpu\",\"cpu\":\"16\"}");
 
 	memset(&a, 0, sizeof(a));
 	j = xtcam_action_json(&a);

@@ -1078,12 +1078,15 @@ static int unknown_kw(struct pstate *ps, const char *tok)
 	return fail(&ps->e, EINVAL, "unknown keyword %s", quote(&ps->e, tok));
 }
 
-/* Interface names as the kernel takes them (dev_valid_name). */
+/* Interface names as the kernel takes them (dev_valid_name), except one
+ * that starts with '#': in the canonical text it would start a comment, so
+ * a `rule load` file could not give the rule back. */
 static bool ifname_valid(const char *s)
 {
 	size_t n = strlen(s), i;
 
-	if (!n || n >= IF_NAMESIZE || !strcmp(s, ".") || !strcmp(s, ".."))
+	if (!n || n >= IF_NAMESIZE || !strcmp(s, ".") || !strcmp(s, "..") ||
+	    s[0] == '#')
 		return false;
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -1094,12 +1097,14 @@ static bool ifname_valid(const char *s)
 	return true;
 }
 
-/* Network namespace names as under /run/netns. */
+/* Network namespace names as under /run/netns (not starting with '#',
+ * as above). */
 static bool netns_valid(const char *s)
 {
 	size_t n = strlen(s), i;
 
-	if (!n || n >= XTCAM_NETNS_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
+	if (!n || n >= XTCAM_NETNS_MAX || !strcmp(s, ".") || !strcmp(s, "..") ||
+	    s[0] == '#')
 		return false;
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -1143,7 +1148,7 @@ static int parse_action(struct pstate *ps, int argc, char **argv, int *ip)
 		if (!ifname_valid(argv[i]))
 			return fail(&ps->e, EINVAL, "%s: redirect dev: %s is not "
 				    "an interface name (1-%d characters, no '/', "
-				    "':' or spaces)", name, quote(&ps->e, argv[i]),
+				    "':' or spaces, no leading '#')", name, quote(&ps->e, argv[i]),
 				    IF_NAMESIZE - 1);
 		strcpy(a->dev, argv[i++]);
 		if (i < argc && !strcmp(argv[i], "netns")) {
@@ -1153,7 +1158,8 @@ static int parse_action(struct pstate *ps, int argc, char **argv, int *ip)
 			if (!netns_valid(argv[i]))
 				return fail(&ps->e, EINVAL, "%s: redirect netns: "
 					    "%s is not a namespace name (1-%d "
-					    "characters, no '/' or spaces)", name,
+					    "characters, no '/' or spaces, no "
+					    "leading '#')", name,
 					    quote(&ps->e, argv[i]),
 					    XTCAM_NETNS_MAX - 1);
 			strcpy(a->netns, argv[i++]);

@@ -93,6 +93,12 @@ Test(errors, actions)
 		E("prio 1 action redirect dev 0123456789abcdef", EINVAL,
 		  "\"0123456789abcdef\"", "not an interface name", "1-15"),
 		E("prio 1 action redirect dev .", EINVAL, "not an interface name"),
+		/* "#x" would start a comment in the canonical text (through
+		 * parse_line it is one: the interface name is then missing) */
+		E("prio 1 action redirect dev #x", EINVAL, "redirect dev",
+		  "interface name"),
+		E("prio 1 action redirect dev eth0 netns #n", EINVAL,
+		  "redirect netns", "namespace name"),
 		E("prio 1 action redirect dev ..", EINVAL, "not an interface name"),
 		E("prio 1 action redirect dev eth0 netns", EINVAL, "action",
 		  "netns", "missing namespace name"),

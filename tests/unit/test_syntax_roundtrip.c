@@ -130,6 +130,7 @@ static const struct {
 	  "prio 1 raw2 0xf000f000/0xf0f0f0f0 action drop", 1 },
 	{ "prio 1 action redirect dev veth1 netns ns1", NULL, 0 },
 	{ "prio 1 action redirect dev veth1", NULL, 0 },
+	{ "prio 1 action redirect dev a#b netns n#", NULL, 0 },
 	{ "prio 1 action cpu 0x3", "prio 1 action cpu 3", 0 },
 	{ "prio 1 action cpu 0", NULL, 0 },
 	{ "prio 9 handle 77 src_mac 00:00:00:00:00:01 dst_mac ff:ff:ff:ff:ff:ff "

@@ -341,9 +341,10 @@ static bool is_ip_ethtype(uint16_t v)
 	return v == ETHT_IPV4 || v == ETHT_IPV6;
 }
 
-/* Ethertype: a name (case-insensitive) or a hex number 0x0000-0xffff.  Bare
- * decimal is refused: flower reads "8100" as hex, we would read it as
- * decimal, so neither reading is safe. */
+/* Ethertype: a name (case-insensitive) or a number 0-0xffff, decimal or
+ * 0x hex like every other number here (so "2048" is 0x0800, as for
+ * tc-flower, and "0800" is refused for its leading zero).  Returns 0,
+ * -EINVAL, -EDOM (leading zero) or -ERANGE. */
 static int ethtype_parse(const char *s, uint16_t *v)
 {
 	uint64_t n;
@@ -355,11 +356,9 @@ static int ethtype_parse(const char *s, uint16_t *v)
 			*v = ethtypes[i].v;
 			return 0;
 		}
-	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
-		return -EINVAL;
 	rc = num_parse(s, 0xffff, true, &n);
 	if (rc)
-		return rc == -ERANGE ? -ERANGE : -EINVAL;
+		return rc;
 	*v = (uint16_t)n;
 	return 0;
 }
@@ -603,9 +602,11 @@ static int kw_vprio(struct pstate *ps, int kw, const char *name,
 static int ethtype_fail(struct pstate *ps, int rc, const char *name,
 			const char *s, bool all)
 {
+	if (rc == -EDOM)
+		return num_fail(&ps->e, rc, name, s, 0, 0xffff, true, "");
 	return fail(&ps->e, rc == -ERANGE ? ERANGE : EINVAL,
 		    "%s: %s is not an ethertype (ipv4, ipv6, arp, %s"
-		    "or a hex number like 0x0800)", name, quote(&ps->e, s),
+		    "or a number 0-0xffff)", name, quote(&ps->e, s),
 		    all ? "all " : "802.1Q, 802.1ad ");
 }
 
@@ -1077,12 +1078,15 @@ static int unknown_kw(struct pstate *ps, const char *tok)
 	return fail(&ps->e, EINVAL, "unknown keyword %s", quote(&ps->e, tok));
 }
 
-/* Interface names as the kernel takes them (dev_valid_name). */
+/* Interface names as the kernel takes them (dev_valid_name), except one
+ * that starts with '#': in the canonical text it would start a comment, so
+ * a `rule load` file could not give the rule back. */
 static bool ifname_valid(const char *s)
 {
 	size_t n = strlen(s), i;
 
-	if (!n || n >= XTCAM_IFNAME_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
+	if (!n || n >= XTCAM_IFNAME_MAX || !strcmp(s, ".") || !strcmp(s, "..") ||
+	    s[0] == '#')
 		return false;
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -1093,12 +1097,14 @@ static bool ifname_valid(const char *s)
 	return true;
 }
 
-/* Network namespace names as under /run/netns. */
+/* Network namespace names as under /run/netns (not starting with '#',
+ * as above). */
 static bool netns_valid(const char *s)
 {
 	size_t n = strlen(s), i;
 
-	if (!n || n >= XTCAM_NETNS_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
+	if (!n || n >= XTCAM_NETNS_MAX || !strcmp(s, ".") || !strcmp(s, "..") ||
+	    s[0] == '#')
 		return false;
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -1142,7 +1148,7 @@ static int parse_action(struct pstate *ps, int argc, char **argv, int *ip)
 		if (!ifname_valid(argv[i]))
 			return fail(&ps->e, EINVAL, "%s: redirect dev: %s is not "
 				    "an interface name (1-%d characters, no '/', "
-				    "':' or spaces)", name, quote(&ps->e, argv[i]),
+				    "':' or spaces, no leading '#')", name, quote(&ps->e, argv[i]),
 				    XTCAM_IFNAME_MAX - 1);
 		strcpy(a->dev, argv[i++]);
 		if (i < argc && !strcmp(argv[i], "netns")) {
@@ -1152,7 +1158,8 @@ static int parse_action(struct pstate *ps, int argc, char **argv, int *ip)
 			if (!netns_valid(argv[i]))
 				return fail(&ps->e, EINVAL, "%s: redirect netns: "
 					    "%s is not a namespace name (1-%d "
-					    "characters, no '/' or spaces)", name,
+					    "characters, no '/' or spaces, no "
+					    "leading '#')", name,
 					    quote(&ps->e, argv[i]),
 					    XTCAM_NETNS_MAX - 1);
 			strcpy(a->netns, argv[i++]);
@@ -1361,6 +1368,34 @@ static int check(struct pstate *ps)
 				    (p == PROTO_ICMP || p == PROTO_ICMPV6)))
 			return prereq(ps, k, "ip_proto icmp or icmpv6");
 
+	/* ip_flags frag/nofirstfrag: only non-first fragments, which carry
+	 * no L4 header, so an L4 field is never present (the parser reads no
+	 * ports, TCP flags, ICMP type/code or l4 raw field there) and such a
+	 * rule could never match */
+	if (has(ps, XTCAM_KW_IP_FLAGS) &&
+	    (r->mask.flags & XTCAM_F_FIRSTFRAG) &&
+	    !(r->value.flags & XTCAM_F_FIRSTFRAG) &&
+	    (r->mask.flags & r->value.flags & XTCAM_F_FRAG)) {
+		static const int l4kw[] = {
+			XTCAM_KW_SRC_PORT, XTCAM_KW_DST_PORT, XTCAM_KW_TCP_FLAGS,
+			XTCAM_KW_TYPE, XTCAM_KW_CODE,
+		};
+		const char *later = "frag/nofirstfrag, only non-first fragments, "
+				    "which have no L4 header";
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(l4kw); i++)
+			if (has(ps, l4kw[i]))
+				return conflict(ps, XTCAM_KW_IP_FLAGS, later, l4kw[i],
+						"an L4 match");
+		for (k = 0; k < 2; k++)
+			if (has(ps, k ? XTCAM_KW_RAW2 : XTCAM_KW_RAW1) &&
+			    ps->blk->raw[k].layer == XTCAM_RAW_L4)
+				return conflict(ps, XTCAM_KW_IP_FLAGS, later,
+						k ? XTCAM_KW_RAW2 : XTCAM_KW_RAW1,
+						"an l4 raw field");
+	}
+
 	return check_l3(ps);
 }
 
@@ -1374,6 +1409,10 @@ int xtcam_rule_parse(int argc, char **argv, struct xtcam_rule *r,
 	ectx_init(&ps.e, err, errlen);
 	if (!r || argc < 0 || (argc > 0 && !argv))
 		return fail(&ps.e, EINVAL, "invalid arguments");
+	/* before any handler looks at a word, or at the one after it */
+	for (i = 0; i < argc; i++)
+		if (!argv[i])
+			return fail(&ps.e, EINVAL, "invalid arguments (NULL word)");
 	xtcam_rule_init(&ps.r);
 	ps.blk = blk;
 	ps.given = 0;
@@ -1385,8 +1424,6 @@ int xtcam_rule_parse(int argc, char **argv, struct xtcam_rule *r,
 		const struct kwdef *d;
 		int k;
 
-		if (!tok)
-			return fail(&ps.e, EINVAL, "invalid arguments (NULL word)");
 		d = kw_lookup(tok);
 		if (!d)
 			return unknown_kw(&ps, tok);
@@ -1406,7 +1443,7 @@ int xtcam_rule_parse(int argc, char **argv, struct xtcam_rule *r,
 				return rc;
 			continue;
 		}
-		if (i + 1 >= argc || !argv[i + 1])
+		if (i + 1 >= argc)
 			return fail(&ps.e, EINVAL, "%s: missing value", tok);
 		rc = d->fn(&ps, k, tok, argv[i + 1]);
 		if (rc) {
@@ -1916,7 +1953,10 @@ struct json_object *xtcam_action_json(const struct xtcam_rule_action *a)
 		if (!rc && ns[0])
 			rc = jadd(o, "netns", json_object_new_string(ns));
 	} else if (!rc && a->type == XTCAM_ACT_CPU) {
-		rc = jadd(o, "cpu", json_object_new_int64(a->cpu));
+		char cpu[16];
+
+		snprintf(cpu, sizeof(cpu), "%u", a->cpu);
+		rc = jadd(o, "cpu", json_object_new_string(cpu));
 	}
 	if (rc)
 		return jfail(o, rc);

@@ -110,7 +110,8 @@ const char *xtcam_action_name(__u32 type);
  *         "dst_port":"1000-2000"}  -- the keywords of the text form, in
  *         the same order, values as strings in the same syntax.
  * action: {"type":"drop"}, {"type":"redirect","dev":"veth1","netns":"ns1"}
- *         (netns only when set), {"type":"cpu","cpu":1}.
+ *         (netns only when set), {"type":"cpu","cpu":"1"}: strings in the
+ *         text syntax, like the match.
  * rule: {"prio":10,"handle":3,"match":{...},"action":{...}}.
  */
 struct json_object *xtcam_rule_match_json(const struct xtcam_rule *r,

@@ -76,7 +76,7 @@ Test(format, actions)
 	/* a full-width device name without a NUL still prints safely */
 	memset(a.dev, 'd', sizeof(a.dev));
 	memset(a.netns, 0, sizeof(a.netns));
-	cr_assert_eq(xtcam_action_format(&a, b, sizeof(b)), 13 + IF_NAMESIZE);
+	cr_assert_eq(xtcam_action_format(&a, b, sizeof(b)), 13 + XTCAM_IFNAME_MAX);
 
 	/* no text form */
 	memset(&a, 0, sizeof(a));

@@ -392,7 +392,7 @@ static void gen_rule(struct gen *G, bool raw)
 		break;
 	case 3:
 		w->action.type = XTCAM_ACT_REDIRECT;
-		name(G, w->action.dev, IF_NAMESIZE - 1);
+		name(G, w->action.dev, XTCAM_IFNAME_MAX - 1);
 		if (chance(g, 50)) {
 			name(G, w->action.netns, XTCAM_NETNS_MAX - 1);
 			clause(G, "action redirect dev %s netns %s", w->action.dev,

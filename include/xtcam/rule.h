@@ -63,6 +63,7 @@ struct xtcam_rule {
 	__u32 prio;             /* 1..65535, lower first */
 	__u32 handle;           /* 1..2^32-1, unique in the block */
 	__u32 keywords;         /* XTCAM_KW_BIT()s the user gave */
+	__u32 pad;              /* zero; the key is 8-byte aligned */
 	struct xtcam_key value; /* value & ~mask == 0; port fields zero */
 	struct xtcam_key mask;
 	__u16 sport_lo, sport_hi;  /* host order; 0-65535 when not matched */

@@ -87,7 +87,7 @@ struct field {
 #define KF(f) RF(value.f), RF(mask.f)
 
 static const struct field fields[] = {
-	RF(prio), RF(handle), RF(keywords),
+	RF(prio), RF(handle), RF(keywords), RF(pad),
 	KF(eth_type), KF(ip_proto), KF(ip_tos), KF(src_port), KF(dst_port),
 	KF(src_ip), KF(dst_ip), KF(dst_mac), KF(src_mac), KF(vlan_tci),
 	KF(vlan_ethtype), KF(cvlan_tci), KF(cvlan_ethtype), KF(ip_ttl),

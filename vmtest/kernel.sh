@@ -90,15 +90,22 @@ nsim_hash() {  # inputs that decide the image: fragment, source, recipe
 		sha256sum | cut -c1-16
 }
 
-# Every CONFIG_X=V line of the fragment must be in the final .config.
+# Every CONFIG_X=V line of the fragment must be in the final .config, and
+# no "# CONFIG_X is not set" option may be set there.
 nsim_check_config() {
-	local cfg=$1 bad=0 line
+	local cfg=$1 bad=0 line opt
 	while IFS= read -r line; do
-		case $line in CONFIG_*=*) ;; *) continue ;; esac
-		grep -qxF "$line" "$cfg" || {
-			info "nsim: $line did not stick (now: $(grep -E "^(# )?${line%%=*}[= ]" "$cfg" || echo unset))"
-			bad=1
-		}
+		case $line in
+		CONFIG_*=*)
+			grep -qxF "$line" "$cfg" && continue ;;
+		"# CONFIG_"*" is not set")
+			opt=${line#\# }; opt=${opt%% *}
+			grep -qE "^$opt=" "$cfg" || continue ;;
+		*) continue ;;
+		esac
+		opt=${line#\# }; opt=${opt%%[= ]*}
+		info "nsim: '$line' did not stick (now: $(grep -E "^(# )?$opt[= ]" "$cfg" || echo unset))"
+		bad=1
 	done <"$VMTEST_DIR/nsim.config"
 	[ "$bad" = 0 ] || die "nsim: config fragment does not apply (missing dependency?)"
 }

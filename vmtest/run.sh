@@ -101,7 +101,7 @@ kvm_works() {
 	[ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
 	local img=$wd/kvm-probe.img rc=0
 	{ printf '\xb0\x2a\xe6\xf4\xf4\xeb\xfd'; head -c 503 /dev/zero; printf '\x55\xaa'; } >"$img"
-	timeout -k 2 10 qemu-system-x86_64 -nodefaults -no-user-config -display none \
+	timeout -k 2 5 qemu-system-x86_64 -nodefaults -no-user-config -display none \
 		-accel kvm -m 16 -drive "file=$img,format=raw,if=ide" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null >/dev/null 2>&1 || rc=$?
 	[ "$rc" = 85 ]
@@ -171,7 +171,9 @@ trap 'exit 130' INT TERM
 run_kernel() {  # run_kernel KERNEL; sets rc and secs
 	local kernel=$1 kdir t0
 	kdir=$("$VMTEST_DIR/kernel.sh" "$kernel")
-	local log=$wd/$kernel.log res=$wd/$kernel.out initrd=$wd/$kernel.initramfs.gz
+	local log=$wd/$kernel.log res=$wd/$kernel.out initrd=$wd/$kernel.initramfs.gz lockfd
+	exec {lockfd}>"$wd/$kernel.lock"
+	flock -n "$lockfd" || die "$kernel: another vmtest/run.sh uses $wd/$kernel.* now"
 	make_initramfs "$kernel" "$kdir" "$initrd"
 	rm -rf "$res"; mkdir -p "$res"
 	: >"$log"
@@ -189,7 +191,7 @@ run_kernel() {  # run_kernel KERNEL; sets rc and secs
 	} >"$res/env"
 	guest_command >"$res/cmd"
 
-	local append="console=ttyS0 panic=-1 mitigations=off rdinit=/init"
+	local append="console=ttyS0 panic=-1 mitigations=off rdinit=/init dummy.numdummies=0"
 	append+=" xtcam_init=$VMTEST_DIR/guest-init xtcam_results=$res"
 	local con
 	if [ "$shell" = 1 ]; then
@@ -201,7 +203,10 @@ run_kernel() {  # run_kernel KERNEL; sets rc and secs
 		con=(-chardev "stdio,id=con,logfile=$log" -serial chardev:con)
 	fi
 	local qemu=(qemu-system-x86_64 -nodefaults -no-user-config -display none
-		-machine pc "${accel_args[@]}" -smp "$cpus" -m "$mem" -no-reboot
+		-machine pc "${accel_args[@]}" -m "$mem" -no-reboot
+		# one CPU a socket: SeaBIOS's MP table (all the nsim kernel has,
+		# no ACPI) lists only the first CPU of each socket
+		-smp "$cpus,sockets=$cpus,cores=1,threads=1"
 		-kernel "$kdir/vmlinuz" -initrd "$initrd" -append "$append"
 		-fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap"
 		-device virtio-9p-pci,fsdev=root,mount_tag=xtcam_root
@@ -244,6 +249,7 @@ run_kernel() {  # run_kernel KERNEL; sets rc and secs
 		rc=125
 	fi
 	info "$kernel: exit status $rc after $secs s"
+	exec {lockfd}>&-
 }
 
 status=0 summary=()

@@ -104,7 +104,7 @@ nsim_check_config() {
 		*) continue ;;
 		esac
 		opt=${line#\# }; opt=${opt%%[= ]*}
-		info "nsim: '$line' did not stick (now: $(grep -E "^(# )?$opt[= ]" "$cfg" || echo unset))"
+		info "nsim: '$line' did not stick (now: $(grep -E "^(# )?${opt}[= ]" "$cfg" || echo unset))"
 		bad=1
 	done <"$VMTEST_DIR/nsim.config"
 	[ "$bad" = 0 ] || die "nsim: config fragment does not apply (missing dependency?)"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by vmtest/run.sh and vmtest/kernel.sh (sourced, not run).
 # Host side only: the guest runs guest-init, smoke.sh and nsim-smoke.sh.
 

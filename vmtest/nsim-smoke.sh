@@ -44,13 +44,16 @@ trap cleanup EXIT
 # new_device ID PORTS: creates netdevsim<ID>, prints its port netdevs in
 # port order (by phys_port_name: p0 p1 ... or as this kernel numbers them)
 new_device() {
-	local id=$1 ports=$2 i n d=$bus/devices/netdevsim$1
+	local id=$1 ports=$2 n d=$bus/devices/netdevsim$1
 	echo "$id $ports" >$bus/new_device
-	for i in $(seq 50); do  # the netdevs appear asynchronously
-		[ "$(ls "$d/net" 2>/dev/null | wc -l)" -ge "$ports" ] && break
+	local nets=()
+	for _ in $(seq 50); do  # the netdevs appear asynchronously
+		nets=("$d"/net/*)
+		[ -e "${nets[0]}" ] && [ ${#nets[@]} -ge "$ports" ] && break
 		sleep 0.1
 	done
-	for n in $(ls "$d/net" 2>/dev/null); do
+	for n in "${nets[@]}"; do
+		n=${n##*/}
 		echo "$(cat "/sys/class/net/$n/phys_port_name" 2>/dev/null) $n"
 	done | sort -V | awk '{ print $2 }'
 }
@@ -59,10 +62,10 @@ t0=$(date +%s.%N)
 ids=(11 12)  # for cleanup (new_device runs in a subshell)
 mapfile -t one < <(new_device 11 1)
 [ ${#one[@]} = 1 ] || { echo "nsim-smoke: netdevsim11 has ${#one[@]} ports, wanted 1"; exit 1; }
-ok "netdevsim device 11 with 1 port: ${one[0]} ($(cat /sys/class/net/${one[0]}/phys_port_name))"
+ok "netdevsim device 11 with 1 port: ${one[0]} ($(cat "/sys/class/net/${one[0]}/phys_port_name"))"
 mapfile -t two < <(new_device 12 2)
 [ ${#two[@]} = 2 ] || { echo "nsim-smoke: netdevsim12 has ${#two[@]} ports, wanted 2"; exit 1; }
-ok "netdevsim device 12 with 2 ports: ${two[*]} ($(cd /sys/class/net && cat ${two[0]}/phys_port_name ${two[1]}/phys_port_name | xargs))"
+ok "netdevsim device 12 with 2 ports: ${two[*]} ($(cd /sys/class/net && cat "${two[0]}/phys_port_name" "${two[1]}/phys_port_name" | xargs))"
 a=${one[0]} b0=${two[0]} b1=${two[1]}
 for d in "$a" "$b0" "$b1"; do ip link set "$d" up; done
 

@@ -29,7 +29,7 @@ set -euo pipefail
 
 usage() { sed -n '2,27s/^# \{0,1\}//p' "$0"; exit "${1:-0}"; }
 
-kernels=() build=build timeout= mem=2048 cpus= quiet=0 shell=0 mode=smoke accel=auto
+kernels=() build=build timeout='' mem=2048 cpus='' quiet=0 shell=0 mode=smoke accel=auto
 cmd=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -77,10 +77,14 @@ busybox=/bin/busybox
 	die "$busybox is not statically linked: install busybox-static ('make vm-deps')"
 
 cd "$PROJECT_DIR"
-case $PROJECT_DIR/ in
-/tmp/*|/run/*|/var/tmp/*|/proc/*|/sys/*|/dev/*)
-	die "the project is under ${PROJECT_DIR%/"${PROJECT_DIR#/*/}"}, which the guest covers with its own mount" ;;
-esac
+# the guest sees the host's files at the same paths, except where it mounts
+# its own file systems
+for d in "$PROJECT_DIR" "$CACHE"; do
+	case $d/ in
+	/tmp/*|/run/*|/var/tmp/*|/proc/*|/sys/*|/dev/*)
+		die "$d is under a directory the guest covers with its own mount (/tmp /run /var/tmp /proc /sys /dev)" ;;
+	esac
+done
 [ -d "$build" ] || die "no build dir '$build' (run 'make' first)"
 build=$(cd "$build" && pwd)
 wd=$build/vmtest

@@ -17,7 +17,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
 #include "xtcam/compile.h"
 #include "xtcam/syntax.h"
 #include "loader_int.h"
@@ -95,6 +97,38 @@ static void info_of(const struct xtcam_bind_rec *r, struct xtcam_attach_info *i)
 	i->ifindex = r->ifindex;
 }
 
+/* An xtcam parser attached to ifindex (this namespace), if any: a bind
+ * that crashed after attaching but before recording the program id. */
+static bool find_orphan(__u32 ifindex, struct xtcam_attach_info *info)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex((int)ifindex);
+	struct xdp_program *p = NULL;
+	bool found = false;
+
+	if (libxdp_get_error(mp) || !mp)
+		return false;
+	if (xdp_multiprog__is_legacy(mp)) {
+		p = xdp_multiprog__main_prog(mp);
+		found = p && !strcmp(xdp_program__name(p), "xtcam_parse");
+	} else {
+		while ((p = xdp_multiprog__next_prog(p, mp)))
+			if (!strcmp(xdp_program__name(p), "xtcam_parse")) {
+				found = true;
+				break;
+			}
+	}
+	if (found) {
+		enum xdp_attach_mode m = xdp_multiprog__attach_mode(mp);
+
+		info->prog_id = xdp_program__id(p);
+		info->ifindex = ifindex;
+		info->dispatcher = !xdp_multiprog__is_legacy(mp);
+		info->mode = m == XDP_MODE_SKB ? XTCAM_MODE_GENERIC : XTCAM_MODE_NATIVE;
+	}
+	xdp_multiprog__close(mp);
+	return found;
+}
+
 /* A bind that a crash interrupted: undo what it may have done. */
 static void undo_pending(struct xtcam_ctx *c, const struct xtcam_bind_key *k,
 			 const struct xtcam_bind_rec *r)
@@ -102,6 +136,17 @@ static void undo_pending(struct xtcam_ctx *c, const struct xtcam_bind_key *k,
 	struct xtcam_attach_info info;
 
 	info_of(r, &info);
+	if (!info.prog_id) {
+		int nsfd, back;
+
+		if (!xtcam_ns_open(r->netns, &nsfd, NULL, NULL, 0)) {
+			if (!xtcam_ns_enter(nsfd, &back)) {
+				find_orphan(r->ifindex, &info);
+				xtcam_ns_leave(back);
+			}
+			close(nsfd);
+		}
+	}
 	if (info.prog_id) {
 		int nsfd, back;
 		char err[XTCAM_ERRMSG_MAX];
@@ -231,6 +276,20 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 			set_err(err, errlen, "binding %s of block %s: cannot restore it: %s",
 				recs[i].dev, recs[i].block, msg[0] ? msg : strerror(-e));
 			goto fail;
+		}
+	}
+	/* a data path left pinned by a bind that never completed */
+	for (i = 0; i < nb; i++) {
+		struct xtcam_block *b = xtcam_block_find(c->core, brecs[i].name);
+		char dir[256];
+		struct stat sb;
+
+		if (b && !b->nbindings &&
+		    !xtcam_state_block_dir(c->st, brecs[i].name, "xdp", dir, sizeof(dir)) &&
+		    !stat(dir, &sb)) {
+			xtcam_dp_unpin(dir);
+			xtcam_state_block_dir(c->st, brecs[i].name, NULL, dir, sizeof(dir));
+			rmdir(dir);
 		}
 	}
 	/* data paths after an interrupted change: back to the registry */

@@ -442,3 +442,36 @@ Test(traffic, swaps_under_traffic_are_atomic, .timeout = 600)
 	unlink(pa);
 	unlink(pb);
 }
+
+Test(traffic, kill9_during_bind, .timeout = 300)
+{
+	struct t_pair p;
+	int round;
+
+	cr_assert_eq(t_pair_make(&p, "k"), 0);
+	XT_OK("block add kb");
+	XT_OK("rule add kb prio 1 ip_proto udp dst_port 9 action drop");
+	for (round = 0; round < 8; round++) {
+		char *o = NULL, *link = NULL;
+		bool bound, attached;
+
+		t_sh(NULL, "%s bind kb dev %s netns %s mode native & pid=$!; sleep 0.0%d; "
+		     "kill -9 $pid; wait $pid", getenv("XTCAM_BIN"), p.a, p.ns_a, round);
+		/* the next invocation works, and sees all of it or none of it */
+		cr_assert_eq(t_xtcam(&o, "-j block show kb"), 0, "%s", o);
+		bound = strstr(o, "\"dev\"") != NULL;
+		free(o);
+		cr_assert_eq(t_sh(&link, "ip -n %s link show %s", p.ns_a, p.a), 0);
+		attached = strstr(link, "xtcam_parse") != NULL || strstr(link, "prog/xdp") != NULL;
+		free(link);
+		cr_assert_eq(bound, attached, "round %d: registry says %s, the device %s", round,
+			     bound ? "bound" : "unbound", attached ? "has a program" : "has none");
+		if (bound)
+			XT_OK("unbind kb dev %s netns %s", p.a, p.ns_a);
+		cr_assert_eq(t_sh(&link, "ip -n %s link show %s", p.ns_a, p.a), 0);
+		cr_assert(!strstr(link, "prog/xdp"), "round %d: unbind left a program: %s", round, link);
+		free(link);
+	}
+	/* and a clean bind still works afterwards */
+	XT_OK("bind kb dev %s netns %s", p.a, p.ns_a);
+}

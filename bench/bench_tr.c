@@ -291,7 +291,7 @@ int main(int argc, char **argv)
 	static const int counts_quick[] = { 1, 1000, 100000 };
 	static const int masks[] = { 1, 8, 32 };
 	const char *out = NULL, *build = "build";
-	int quick = 0, c, ci, mi, nc, err, repeat = REPEAT, passes = PASSES;
+	int quick = 0, c, ci, mi, nc, err, repeat = REPEAT, passes = PASSES, only_n = 0, only_m = 0;
 	const int *counts;
 	struct frame *mix = calloc(NPKT, sizeof(*mix));
 	struct bpf_object *o1 = NULL, *o2 = NULL;
@@ -302,13 +302,15 @@ int main(int argc, char **argv)
 	time_t tnow = time(NULL);
 	char date[64];
 
-	while ((c = getopt(argc, argv, "qo:b:")) != -1) {
+	while ((c = getopt(argc, argv, "qo:b:n:m:")) != -1) {
 		switch (c) {
 		case 'q': quick = 1; break;
 		case 'o': out = optarg; break;
 		case 'b': build = optarg; break;
+		case 'n': only_n = atoi(optarg); break;
+		case 'm': only_m = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: %s [-q] [-o FILE.md] [-b BUILD]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-q] [-o FILE.md] [-b BUILD] [-n RULES -m MASKS]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -318,6 +320,8 @@ int main(int argc, char **argv)
 	}
 	counts = quick ? counts_quick : counts_full;
 	nc = quick ? 3 : 4;
+	if (only_n && !quick)
+		nc = 4;
 	if (!mix)
 		return 1;
 	if (out && !(md = fopen(out, "w"))) {
@@ -410,8 +414,8 @@ int main(int argc, char **argv)
 			double t0, t1, ns;
 			char e[256];
 
-			if (m > n && n > 1)
-				m = m;
+			if ((only_n && n != only_n) || (only_m && m != only_m))
+				continue;
 			if (!rules || !ops || !fr)
 				return 1;
 			for (i = 0; i < n; i++) {

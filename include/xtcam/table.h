@@ -69,9 +69,13 @@ struct xtcam_rec {
 	__u32 pad;
 };
 
+#ifndef XTCAM_MAX_TUPLES
 #define XTCAM_MAX_TUPLES    256 /* per generation */
+#endif
 #define XTCAM_BUCKET_SLOTS  6   /* candidates per bucket element */
+#ifndef XTCAM_MAX_CHAIN
 #define XTCAM_MAX_CHAIN     16  /* bucket elements per chain */
+#endif
 
 /* A tuple: the coarse mask that a group of rules is hashed on. */
 struct xtcam_tuple {

@@ -415,6 +415,14 @@ static void block_key(const char *name, struct xtcam_block_key *k)
 	snprintf(k->name, sizeof(k->name), "%s", name);
 }
 
+static int block_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct xtcam_block_rec *)a)->name,
+		      ((const struct xtcam_block_rec *)b)->name);
+}
+
+/* Sorted by name: hash order changes with the map, and users diff what
+ * `show` and `save` print. */
 int xtcam_state_blocks(struct xtcam_state *st, struct xtcam_block_rec **out, size_t *n)
 {
 	void *keys, *vals;
@@ -424,6 +432,7 @@ int xtcam_state_blocks(struct xtcam_state *st, struct xtcam_block_rec **out, siz
 	if (e)
 		return e;
 	free(keys);
+	qsort(vals, *n, sizeof(struct xtcam_block_rec), block_cmp);
 	*out = vals;
 	return 0;
 }

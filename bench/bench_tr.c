@@ -9,7 +9,8 @@
  * the mean time per run); the cost of one pass is the mean over the mix;
  * a figure is the median of P passes.
  *
- * Usage: bench_tr [-q] [-o FILE.md] [-b BUILD_DIR]
+ * Usage: bench_tr [-q] [-o FILE.md] [-b BUILD_DIR] [-n RULES -m MASKS] [-c N]
+ *   -c N: only the ClassBench-style ACL rows, with N rules
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,6 +26,7 @@
 #include "xtcam/compile.h"
 #include "xtcam/dp.h"
 #include "tlib.h"
+#include "classbench.h"
 
 #define NPKT   1000
 #define REPEAT 1000
@@ -285,6 +287,89 @@ static int xf_setup(int nports, const uint16_t *ports)
 
 /* ------------------------------------------------------------------------ */
 
+static void frame_of(const struct pkt_spec *s, struct frame *f)
+{
+	struct pkt p;
+
+	pkt_build(s, NULL, &p);
+	memcpy(f->buf, p.buf, (size_t)p.len);
+	f->len = (uint32_t)p.len;
+}
+
+/*
+ * ClassBench-style ACLs (tests/lib/classbench.c): per family, the mix is
+ * half frames built from random rules, half frames from the same address
+ * clusters; xdp-filter's program runs over the same frames.
+ */
+static int cb_rows(FILE *md, int n, int family, int xf_fd, double floor_drop,
+		   int repeat, int passes)
+{
+	struct cb_params prm = { .nrules = (uint32_t)n, .family = family, .pass_pct = 20 };
+	struct xtcam_block_spec spec = { .dflt = { .type = XTCAM_ACT_PASS } };
+	struct frame *fr = calloc(NPKT, sizeof(*fr));
+	struct t_rng g = { 99u + (uint64_t)n + (uint64_t)family };
+	struct xtcam_dp_op *ops = NULL;
+	struct xtcam_dp_info info;
+	struct xtcam_dp *dp = NULL;
+	size_t masks, entries, i;
+	double t0, t1, ns, xf = -1;
+	struct cb_set cs;
+	char e[256];
+	int err;
+
+	if (!fr)
+		return -ENOMEM;
+	err = cb_generate(&cs, &prm, 0xc1a55 + (uint64_t)family);
+	if (err)
+		goto out;
+	err = cb_masks(&cs, &masks, &entries);
+	if (err)
+		goto out;
+	spec.capacity = (__u32)(entries + 1024);
+	ops = calloc(cs.n, sizeof(*ops));
+	if (!ops) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < cs.n; i++)
+		ops[i] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_ADD, .rule = &cs.rules[i],
+					      .act = { .type = cs.rules[i].action.type } };
+	err = xtcam_dp_create(&spec, XTCAM_DP_NOTIME, &dp);
+	if (err)
+		goto out;
+	t0 = now();
+	err = xtcam_dp_apply(dp, ops, cs.n, e, sizeof(e));
+	t1 = now();
+	if (err) {
+		fprintf(stderr, "apply %d ACL rules: %s (%s)\n", n, strerror(-err), e);
+		goto out;
+	}
+	xtcam_dp_info(dp, &info, true);
+	for (i = 0; i < NPKT; i++) {
+		struct pkt_spec ps;
+
+		cb_packet(&g, &cs, i % 2 ? NULL : &cs.rules[t_below(&g, (uint32_t)cs.n)], &ps);
+		ps.payload = 18;
+		frame_of(&ps, &fr[i]);
+	}
+	ns = measure(xtcam_dp_parse_fd(dp), fr, NPKT, repeat, passes);
+	if (xf_fd >= 0)
+		xf = measure(xf_fd, fr, NPKT, repeat, passes);
+	fprintf(md, "| %s | %d | %u | %zu | %u | %u | %.1f | %.2f | ", family == 6 ? "IPv6" : "IPv4",
+		n, info.nentries, masks, info.ntuples, info.max_chain, ns, ns / floor_drop);
+	if (xf > 0)
+		fprintf(md, "%.1f | %.2f | %.2f |\n", xf, ns / xf, t1 - t0);
+	else
+		fprintf(md, "- | - | %.2f |\n", t1 - t0);
+	fflush(md);
+out:
+	xtcam_dp_free(dp);
+	cb_free(&cs);
+	free(ops);
+	free(fr);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	static const int counts_full[] = { 1, 1000, 100000, 1000000 };
@@ -292,6 +377,7 @@ int main(int argc, char **argv)
 	static const int masks[] = { 1, 8, 32 };
 	const char *out = NULL, *build = "build";
 	int quick = 0, c, ci, mi, nc, err, repeat = REPEAT, passes = PASSES, only_n = 0, only_m = 0;
+	int only_cb = 0, xf_fd = -1;
 	const int *counts;
 	struct frame *mix = calloc(NPKT, sizeof(*mix));
 	struct bpf_object *o1 = NULL, *o2 = NULL;
@@ -302,15 +388,16 @@ int main(int argc, char **argv)
 	time_t tnow = time(NULL);
 	char date[64];
 
-	while ((c = getopt(argc, argv, "qo:b:n:m:")) != -1) {
+	while ((c = getopt(argc, argv, "qo:b:n:m:c:")) != -1) {
 		switch (c) {
 		case 'q': quick = 1; break;
 		case 'o': out = optarg; break;
 		case 'b': build = optarg; break;
 		case 'n': only_n = atoi(optarg); break;
 		case 'm': only_m = atoi(optarg); break;
+		case 'c': only_cb = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: %s [-q] [-o FILE.md] [-b BUILD] [-n RULES -m MASKS]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-q] [-o FILE.md] [-b BUILD] [-n RULES -m MASKS] [-c ACL_RULES]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -390,18 +477,17 @@ int main(int argc, char **argv)
 		fd = xf_setup(1000, ports);
 		if (fd >= 0 && xm) {
 			xf = measure(fd, xm, NPKT, repeat, passes);
-			close(fd);
+			xf_fd = fd;      /* kept for the ACL rows */
 			fprintf(md, "| xdp-filter (1000 dst ports) | 1000 | 1 | - | %.1f | %.2f | - |\n",
 				xf, xf / floor_drop);
 		} else {
 			fprintf(md, "| xdp-filter | (could not load: %s) | | | | | |\n", strerror(-fd));
 		}
-		xf_cleanup();
 		free(xm);
 	}
 	fflush(md);
 
-	for (ci = 0; ci < nc; ci++) {
+	for (ci = 0; ci < nc && !only_cb; ci++) {
 		for (mi = 0; mi < 3; mi++) {
 			int n = counts[ci], m = masks[mi], i;
 			struct xtcam_block_spec spec = { .capacity = (__u32)(n < 1024 ? 1024 : n) };
@@ -448,6 +534,33 @@ int main(int argc, char **argv)
 			free(fr);
 		}
 	}
+	{
+		static const int acl_full[] = { 10000, 100000 };
+		int k, fam;
+
+		fprintf(md, "\n## ClassBench-style ACLs\n\n");
+		fprintf(md, "Half of the mix is built from random rules, half from the same address "
+			"clusters (hits or misses); xdp-filter runs over the same frames with its "
+			"1000 ports.\n\n");
+		fprintf(md, "| family | rules | entries | masks | tuples | max chain | ns/pkt | x floor "
+			"| xdp-filter ns | x xdp-filter | load s |\n");
+		fprintf(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+		for (k = 0; k < 2; k++) {
+			int n = only_cb ? only_cb : acl_full[k];
+
+			if ((quick && !only_cb && k) || (only_cb && k))
+				break;
+			for (fam = 4; fam <= 6; fam += 2) {
+				err = cb_rows(md, n, fam, xf_fd, floor_drop, repeat, passes);
+				if (err)
+					fprintf(md, "| IPv%d | %d | (failed: %s) | | | | | | | | |\n",
+						fam, n, strerror(-err));
+			}
+		}
+	}
+	if (xf_fd >= 0)
+		close(xf_fd);
+	xf_cleanup();
 	if (xf > 0)
 		fprintf(md, "\nxdp-filter: %.1f ns/pkt on its mix (half of the frames hit one of its "
 			"1000 ports).\n", xf);

@@ -58,6 +58,8 @@ TLIB_AOBJS:= $(patsubst tests/lib/%.c,$(BUILD)/asan/tlib/%.o,$(TLIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 PROG_SRCS := $(wildcard tests/prog/*.c)
 NET_SRCS  := $(wildcard tests/net/*.c)
+# XDP programs the net tests load as "somebody else's" (xdp-loader)
+TPROG_OBJS:= $(patsubst tests/progs/%.bpf.c,$(BUILD)/tests/progs/%.bpf.o,$(wildcard tests/progs/*.bpf.c))
 BENCH_SRCS:= $(wildcard bench/*.c)
 BENCH_BINS:= $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 BENCH_BPF := $(patsubst bench/progs/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(wildcard bench/progs/*.bpf.c))
@@ -172,7 +174,11 @@ $(BUILD)/tests/prog: $(PROG_SRCS) $(BUILD)/libxtcam.a $(TLIB_OBJS) $(HDRS) $(SKE
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(XCFLAGS) -Itests/lib -o $@ \
 		$(PROG_SRCS) $(TLIB_OBJS) $(BUILD)/libxtcam.a -lcriterion $(PKG_LIBS) -lelf -lz
 
-$(BUILD)/tests/net: $(NET_SRCS) $(BUILD)/libxtcam.a $(TLIB_OBJS) $(HDRS) $(SKELS)
+$(BUILD)/tests/progs/%.bpf.o: tests/progs/%.bpf.c $(BPF_HDRS) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D) && $(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/net: $(NET_SRCS) $(BUILD)/libxtcam.a $(TLIB_OBJS) $(HDRS) $(SKELS) $(TPROG_OBJS)
 	$(call msg,CC-TEST,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(XCFLAGS) -Itests/lib -o $@ \
 		$(NET_SRCS) $(TLIB_OBJS) $(BUILD)/libxtcam.a -lcriterion $(PKG_LIBS) -lelf -lz

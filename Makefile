@@ -68,7 +68,7 @@ TEST_BINS := $(if $(UNIT_SRCS),$(BUILD)/tests/unit) \
 	     $(if $(PROG_SRCS),$(BUILD)/tests/prog) \
 	     $(if $(NET_SRCS),$(BUILD)/tests/net)
 
-.PHONY: all deps vm-deps test check bench demo vmtest install clean help
+.PHONY: all deps vm-deps test check bench demo vmtest install uninstall clean help
 
 all: $(BPF_OBJS) $(SKELS) $(BUILD)/libxtcam.a $(if $(CLI_SRCS),$(BUILD)/xtcam) $(TEST_BINS) \
 	$(BENCH_BINS) $(BENCH_BPF)
@@ -117,9 +117,17 @@ vmtest: vm-deps
 	@$(MAKE) --no-print-directory all
 	$(Q)vmtest/run.sh $(if $(FULL),--full) $(VMTEST_ARGS)
 
+# the CLI (self-contained: the BPF objects are in its skeletons), and the
+# library with its headers for C users of the flow_block API
 install: all
-	install -d $(DESTDIR)$(PREFIX)/sbin
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/xtcam
 	install -m 0755 $(BUILD)/xtcam $(DESTDIR)$(PREFIX)/sbin/xtcam
+	install -m 0644 $(BUILD)/libxtcam.a $(DESTDIR)$(PREFIX)/lib/libxtcam.a
+	install -m 0644 include/xtcam/*.h $(DESTDIR)$(PREFIX)/include/xtcam/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/sbin/xtcam $(DESTDIR)$(PREFIX)/lib/libxtcam.a
+	rm -rf $(DESTDIR)$(PREFIX)/include/xtcam
 
 clean:
 	rm -rf $(BUILD)

@@ -30,7 +30,7 @@
 #include <xdp/libxdp.h>
 #include "xtcam/dp.h"
 #include "attach.h"
-#include "netns.h"
+#include "nsenter.h"
 #include "tlib.h"
 
 #define PREFIX  "xtcam-t-"
@@ -113,7 +113,7 @@ static void sweep_stale(void)
 	struct dirent *de;
 	DIR *d;
 
-	d = opendir(XTCAM_NETNS_DIR);
+	d = opendir("/run/netns");
 	while (d && (de = readdir(d))) {
 		int pid;
 
@@ -141,7 +141,7 @@ static void sweep_stale(void)
 static int ns_enter(const char *ns)
 {
 	char err[256];
-	int saved, e = xtcam_netns_enter(ns, &saved, err, sizeof(err));
+	int saved, e = xtcam_ns_enter_name(ns, &saved, err, sizeof(err));
 
 	cr_assert_eq(e, 0, "enter %s: %s", ns, err);
 	return saved;
@@ -149,7 +149,7 @@ static int ns_enter(const char *ns)
 
 static void ns_leave(int saved)
 {
-	cr_assert_eq(xtcam_netns_leave(saved), 0, "back from a namespace");
+	xtcam_ns_leave(saved);
 }
 
 static int ifindex_in(const char *ns, const char *dev)
@@ -223,10 +223,10 @@ static void teardown(void)
 	int i, saved;
 
 	for (i = 0; i < nundo; i++) {
-		if (xtcam_netns_enter(undo[i].ns, &saved, err, sizeof(err)))
+		if (xtcam_ns_enter_name(undo[i].ns, &saved, err, sizeof(err)))
 			continue;
 		xtcam_detach(&undo[i].info, err, sizeof(err));
-		xtcam_netns_leave(saved);
+		xtcam_ns_leave(saved);
 	}
 	nundo = 0;
 	/* count_pass's libxdp pins (where xdp-loader made a dispatcher)
@@ -234,7 +234,7 @@ static void teardown(void)
 	if (made_a)
 		sh("nsenter --net=/run/netns/%s xdp-loader unload -a va", ns_a);
 	if (home >= 0)
-		xtcam_netns_leave(home);
+		xtcam_ns_leave(home);
 	home = -1;
 	if (made_a)
 		sh("ip netns del %s", ns_a);
@@ -897,29 +897,39 @@ Test(attach, dispatcher_device_gone)
 
 /* --- netns helpers ------------------------------------------------------- */
 
+static unsigned long self_ino(void)
+{
+	struct xtcam_net id;
+
+	cr_assert_eq(xtcam_ns_open(NULL, NULL, &id, NULL, 0), 0);
+	return (unsigned long)id.ino;
+}
+
 Test(attach, netns_enter_leave)
 {
-	unsigned long here = xtcam_netns_self_ino(), b = 0, there;
+	unsigned long here = self_ino(), there;
+	struct xtcam_net b;
 	char err[256];
 	int saved, e;
 
-	cr_assert_eq(xtcam_netns_ino(ns_b, &b), 0);
-	cr_assert_neq(here, b);
-	e = xtcam_netns_enter(ns_b, &saved, err, sizeof(err));
+	cr_assert_eq(xtcam_ns_open(ns_b, NULL, &b, err, sizeof(err)), 0, "%s", err);
+	cr_assert_neq(here, (unsigned long)b.ino);
+	e = xtcam_ns_enter_name(ns_b, &saved, err, sizeof(err));
 	cr_assert_eq(e, 0, "%s", err);
-	there = xtcam_netns_self_ino();
-	cr_assert_eq(there, b);
+	there = self_ino();
+	cr_assert_eq(there, (unsigned long)b.ino);
 	cr_assert_gt(if_nametoindex("vb"), 0, "vb is visible in %s", ns_b);
-	cr_assert_eq(xtcam_netns_leave(saved), 0);
-	cr_assert_eq(xtcam_netns_self_ino(), here);
+	xtcam_ns_leave(saved);
+	cr_assert_eq(self_ino(), here);
 
-	e = xtcam_netns_enter("", &saved, err, sizeof(err));
+	e = xtcam_ns_enter_name("", &saved, err, sizeof(err));
 	cr_assert_eq(e, 0);
 	cr_assert_eq(saved, -1);
-	cr_assert_eq(xtcam_netns_leave(saved), 0);
-	e = xtcam_netns_enter(PREFIX "no-such-ns", &saved, err, sizeof(err));
+	xtcam_ns_leave(saved);
+	e = xtcam_ns_enter_name(PREFIX "no-such-ns", &saved, err, sizeof(err));
 	cr_assert_eq(e, -ENOENT);
-	cr_assert(strstr(err, "no-such-ns"), "%s", err);
-	cr_assert_eq(xtcam_netns_enter("../etc", &saved, err, sizeof(err)), -EINVAL);
-	cr_assert_eq(xtcam_netns_self_ino(), here, "failed enters stay put");
+	cr_assert(strstr(err, "no-such-ns") && strstr(err, "no such namespace"), "%s", err);
+	cr_assert_eq(xtcam_ns_enter_name("../etc", &saved, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "not a namespace name"), "%s", err);
+	cr_assert_eq(self_ino(), here, "failed enters stay put");
 }

@@ -117,6 +117,23 @@ struct {
 	__type(value, struct bpf_cpumap_val);
 } cpumap SEC(".maps");
 
+/* The same two for the no-frags classifier (xtcam.bpf.c): a map that can
+ * hold programs takes only programs like its owner, frags included, so
+ * each classifier has its own; the loader writes both alike. */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, XTCAM_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u32);
+} devmap_nf SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CPUMAP);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, struct bpf_cpumap_val);
+} cpumap_nf SEC(".maps");
+
 /* the key, from parser to classifier */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -8,6 +8,14 @@
  *                  generation, exact check of candidates, the winning
  *                  rule's action and counters (or the default and the miss
  *                  counter).
+ *
+ *   xtcam_parse_nf, xtcam_classify_nf: the same two without xdp.frags, for
+ *                  libxdp's dispatcher.  A dispatcher component is an
+ *                  extension loaded without frags, and the kernel lets a
+ *                  program tail call only into a prog array whose owner
+ *                  matches it in xdp_has_frags: these two use their own
+ *                  array (progs_nf).  Loaded by the attach layer only when
+ *                  a dispatcher is in use.
  */
 #include "parse.h"
 #include "maps.h"
@@ -26,6 +34,14 @@ struct {
 	__type(value, __u32);
 } progs SEC(".maps");
 
+/* the no-frags classifier, for the no-frags parser */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} progs_nf SEC(".maps");
+
 static __always_inline void count(struct xtcam_counter *c, __u32 len)
 {
 	c->packets++;
@@ -34,8 +50,7 @@ static __always_inline void count(struct xtcam_counter *c, __u32 len)
 		c->last_hit = bpf_ktime_get_coarse_ns();
 }
 
-SEC("xdp.frags")
-int xtcam_parse(struct xdp_md *ctx)
+static __always_inline int parse_stage(struct xdp_md *ctx, void *prog_array)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -48,7 +63,7 @@ int xtcam_parse(struct xdp_md *ctx)
 		return XDP_PASS;
 	xtcam_parse_frame(data, data_end, &s->key, cfg->raw);
 	s->pkt_len = bpf_xdp_get_buff_len(ctx);
-	bpf_tail_call(ctx, &progs, 0);
+	bpf_tail_call(ctx, prog_array, 0);
 
 	/* no classifier installed */
 	__u32 idx = XTCAM_STAT_ERROR;
@@ -56,6 +71,18 @@ int xtcam_parse(struct xdp_md *ctx)
 	if (c)
 		count(c, s->pkt_len);
 	return XDP_PASS;
+}
+
+SEC("xdp.frags")
+int xtcam_parse(struct xdp_md *ctx)
+{
+	return parse_stage(ctx, &progs);
+}
+
+SEC("xdp")
+int xtcam_parse_nf(struct xdp_md *ctx)
+{
+	return parse_stage(ctx, &progs_nf);
 }
 
 struct probe_ctx {
@@ -164,8 +191,7 @@ static long probe_tuple(__u32 i, void *arg)
 	return 0;
 }
 
-SEC("xdp.frags")
-int xtcam_classify(struct xdp_md *ctx)
+static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *cmap)
 {
 	__u32 zero = 0, idx;
 	struct xtcam_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
@@ -218,10 +244,22 @@ int xtcam_classify(struct xdp_md *ctx)
 	case XTCAM_ACT_TX:
 		return XDP_TX;
 	case XTCAM_ACT_REDIRECT:
-		return bpf_redirect_map(&devmap, act.arg, XDP_DROP);
+		return bpf_redirect_map(dmap, act.arg, XDP_DROP);
 	case XTCAM_ACT_CPU:
-		return bpf_redirect_map(&cpumap, act.arg, XDP_DROP);
+		return bpf_redirect_map(cmap, act.arg, XDP_DROP);
 	default:
 		return XDP_PASS;
 	}
+}
+
+SEC("xdp.frags")
+int xtcam_classify(struct xdp_md *ctx)
+{
+	return classify_stage(ctx, &devmap, &cpumap);
+}
+
+SEC("xdp")
+int xtcam_classify_nf(struct xdp_md *ctx)
+{
+	return classify_stage(ctx, &devmap_nf, &cpumap_nf);
 }

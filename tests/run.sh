@@ -26,8 +26,12 @@ for s in $suites; do
 	[ -n "${XTCAM_TEST_FILTER:-}" ] && args+=(--filter "$XTCAM_TEST_FILTER")
 	# net tests share the machine's network stack: one at a time
 	[ "$s" = net ] && args+=(-j1)
-	out=$("$bin" "${args[@]}" 2>&1); rc=$?
-	printf '%s\n' "$out" | grep -vE '^\[----\] +$' | sed 's/^/    /'
+	# --verbose for the [SKIP] lines and their reasons (criterion counts a
+	# skipped test in neither Tested nor Passing); filtered-out tests show
+	# as "Test is disabled" and are not skips
+	raw=$("$bin" --verbose "${args[@]}" 2>&1); rc=$?
+	out=$(printf '%s\n' "$raw" | grep -vE '^\[(RUN |PASS)\]|^\[====\] Running|Test is disabled$|^\[----\] +$|Criterion v')
+	printf '%s\n' "$out" | sed 's/^/    /'
 	line=$(printf '%s\n' "$out" | grep -E 'Synthesis: Tested: [0-9]+' | tail -1)
 	if [ -z "$line" ]; then
 		echo "  FAIL     $s: no synthesis line (crashed?), exit $rc"

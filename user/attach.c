@@ -45,6 +45,8 @@
 #include "xtcam.skel.h"
 
 #define PARSE_NAME    "xtcam_parse"
+#define PARSE_NF_NAME "xtcam_parse_nf"     /* no frags, for the dispatcher */
+#define CLASSIFY_NF_NAME "xtcam_classify_nf"
 #define DEVBUF 32   /* a device name or "ifindex N" */
 
 static const char *const mode_names[] = {
@@ -329,7 +331,7 @@ static int prog_describe(__u32 id, __u32 our_config, struct prog_desc *d)
 	d->name[sizeof(d->name) - 1] = 0;
 	if (!d->name[0])
 		snprintf(d->name, sizeof(d->name), "(unnamed)");
-	d->ours = !strcmp(d->name, PARSE_NAME);
+	d->ours = !strcmp(d->name, PARSE_NAME) || !strcmp(d->name, PARSE_NF_NAME);
 	if (d->ours && our_config)
 		for (i = 0; i < info.nr_map_ids && i < sizeof(maps) / sizeof(maps[0]); i++)
 			if (maps[i] == our_config)
@@ -531,9 +533,10 @@ sys:
 	return e;
 }
 
-/* A fresh, unloaded xtcam_parse whose maps are the block's. */
-static int parse_open(const struct block_pins *b, struct bpf_object **objp,
-		      char *err, size_t errlen)
+/* A fresh, unloaded program of the xtcam object (only that one) whose
+ * maps are the block's. */
+static int prog_open(const struct block_pins *b, const char *prog,
+		     struct bpf_object **objp, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "xtcam");
 	struct bpf_program *p;
@@ -577,10 +580,91 @@ static int parse_open(const struct block_pins *b, struct bpf_object **objp,
 		}
 	}
 	bpf_object__for_each_program(p, obj)
-		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), PARSE_NAME));
+		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), prog));
 	*objp = obj;
 	return 0;
 fail:
+	bpf_object__close(obj);
+	return e;
+}
+
+static int parse_open(const struct block_pins *b, struct bpf_object **objp,
+		      char *err, size_t errlen)
+{
+	return prog_open(b, PARSE_NAME, objp, err, errlen);
+}
+
+/* Put the no-frags classifier in progs_nf[0] unless one is there: the
+ * first program there makes the array's owner a no-frags XDP program, as
+ * the dispatcher's extension is. */
+static int classify_nf_install(const struct block_pins *b, char *err, size_t errlen)
+{
+	struct bpf_object *obj;
+	struct bpf_program *p;
+	__u32 zero = 0, id;
+	int e, fd;
+
+	if (!bpf_map_lookup_elem(b->map[XTCAM_MAP_PROGS_NF], &zero, &id))
+		return 0;
+	e = prog_open(b, CLASSIFY_NF_NAME, &obj, err, errlen);
+	if (e)
+		return e;
+	p = bpf_object__find_program_by_name(obj, CLASSIFY_NF_NAME);
+	/* an extension's expected_attach_type is 0: match it */
+	e = p ? bpf_program__set_expected_attach_type(p, 0) : -ENOENT;
+	if (!e)
+		e = bpf_object__load(obj);
+	if (e) {
+		set_err(err, errlen, "load " CLASSIFY_NF_NAME ": %s", strerror(-e));
+		goto out;
+	}
+	fd = bpf_program__fd(p);
+	if (bpf_map_update_elem(b->map[XTCAM_MAP_PROGS_NF], &zero, &fd, 0)) {
+		e = -errno;
+		set_err(err, errlen, "progs_nf[0] = " CLASSIFY_NF_NAME ": %s", strerror(-e));
+	}
+out:
+	bpf_object__close(obj);
+	return e;
+}
+
+static int placement(int ifindex, enum xtcam_mode mode, __u32 our_id,
+		     struct xtcam_attach_info *info);
+
+/* Through libxdp's dispatcher with the no-frags parser (and classifier);
+ * 0 with info placed, or -errno. */
+static int attach_nf(const struct block_pins *b, int ifindex, enum xtcam_mode mode,
+		     struct xtcam_attach_info *info, char *err, size_t errlen)
+{
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, xo, .prog_name = PARSE_NF_NAME);
+	struct xdp_program *xp = NULL;
+	struct bpf_object *obj = NULL;
+	int e;
+
+	e = classify_nf_install(b, err, errlen);
+	if (e)
+		return e;
+	e = prog_open(b, PARSE_NF_NAME, &obj, err, errlen);
+	if (e)
+		return e;
+	xo.obj = obj;
+	xp = xdp_program__create(&xo);
+	e = (int)libxdp_get_error(xp);
+	if (e) {
+		xp = NULL;
+		set_err(err, errlen, "libxdp: program %s: %s", PARSE_NF_NAME, strerror(-e));
+		goto out;
+	}
+	e = xdp_program__attach(xp, ifindex, xdp_mode(mode), 0);
+	if (e) {
+		set_err(err, errlen, "libxdp: attach %s: %s", PARSE_NF_NAME, strerror(-e));
+		goto out;
+	}
+	e = placement(ifindex, mode, xdp_program__id(xp), info);
+	if (!e && !info->dispatcher)
+		e = -EUCLEAN;     /* libxdp attached it some other way */
+out:
+	xdp_program__close(xp);
 	bpf_object__close(obj);
 	return e;
 }
@@ -885,14 +969,25 @@ again:
 		 * its own programs, loaded as BPF_XDP with frags.
 		 */
 		struct existing y;
+		char nferr[256];
+
+		/* the no-frags pair can join the dispatcher */
+		e = attach_nf(b, ifindex, mode, info, nferr, sizeof(nferr));
+		if (!e) {
+			note_add(info, "through libxdp's dispatcher with " PARSE_NF_NAME
+				 " (a dispatcher component cannot take multi-buffer "
+				 "frames)");
+			goto done;
+		}
+		note_add(info, "the no-frags parser could not join the dispatcher "
+			 "either: %s", nferr);
 
 		if (existing_get(ifindex, b->config_id, &y, NULL, 0) == 0 && y.main.id) {
 			describe_existing(&y, what, sizeof(what));
 			set_err(err, errlen, "%s runs %s; libxdp's dispatcher cannot take "
-				PARSE_NAME ": an extension may not tail call into the "
-				"block's progs array (EINVAL: expected_attach_type and "
-				"frags differ from its owner); not replacing it without "
-				"force", dev, what);
+				PARSE_NAME " (an extension may not tail call into the "
+				"block's frags progs array, EINVAL) nor " PARSE_NF_NAME
+				" (%s); not replacing it without force", dev, what, nferr);
 			if (!force) {
 				e = -EBUSY;
 				goto out;

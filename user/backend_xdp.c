@@ -61,6 +61,7 @@ static int target_slot(struct xdp_blk *x, const char *netns, const char *dev,
 {
 	int tfd = xtcam_dp_map_fd(x->dp, XTCAM_MAP_TARGETS);
 	int dfd = xtcam_dp_map_fd(x->dp, XTCAM_MAP_DEVMAP);
+	int dfd_nf = xtcam_dp_map_fd(x->dp, XTCAM_MAP_DEVMAP_NF);
 	struct xtcam_target t;
 	__u32 i, freeslot = XTCAM_MAX_TARGETS, ifindex;
 	int e, nsfd, saved;
@@ -96,7 +97,8 @@ static int target_slot(struct xdp_blk *x, const char *netns, const char *dev,
 	close(nsfd);
 	if (e)
 		return e;
-	if (bpf_map_update_elem(dfd, &freeslot, &ifindex, 0))
+	if (bpf_map_update_elem(dfd, &freeslot, &ifindex, 0) ||
+	    bpf_map_update_elem(dfd_nf, &freeslot, &ifindex, 0))
 		e = -errno;
 	xtcam_ns_leave(saved);
 	if (e) {
@@ -141,7 +143,8 @@ static int resolve_action(struct xdp_blk *x, const struct xtcam_rule *r,
 				 cpu, n);
 			return -EINVAL;
 		}
-		if (bpf_map_update_elem(xtcam_dp_map_fd(x->dp, XTCAM_MAP_CPUMAP), &cpu, &v, 0)) {
+		if (bpf_map_update_elem(xtcam_dp_map_fd(x->dp, XTCAM_MAP_CPUMAP), &cpu, &v, 0) ||
+		    bpf_map_update_elem(xtcam_dp_map_fd(x->dp, XTCAM_MAP_CPUMAP_NF), &cpu, &v, 0)) {
 			e = -errno;
 			snprintf(err, errlen, "action cpu %u: %s", cpu, strerror(-e));
 			return e;

@@ -37,6 +37,9 @@ const char *const xtcam_dp_map_names[XTCAM_MAP_MAX] = {
 	[XTCAM_MAP_PROGS]    = "progs",
 	[XTCAM_MAP_SCRATCH]  = "scratch",
 	[XTCAM_MAP_TARGETS]  = "targets",
+	[XTCAM_MAP_PROGS_NF] = "progs_nf",
+	[XTCAM_MAP_DEVMAP_NF] = "devmap_nf",
+	[XTCAM_MAP_CPUMAP_NF] = "cpumap_nf",
 };
 
 #define PIN_PROG_PARSE    "prog_parse"
@@ -233,6 +236,11 @@ int xtcam_dp_create(const struct xtcam_block_spec *spec, unsigned int flags,
 		bpf_map__set_max_entries(skel->maps.rules, dp->geom.nrules_max);
 		bpf_map__set_max_entries(skel->maps.alloc, (__u32)dp->max[XTCAM_MAP_ALLOC]);
 		bpf_map__set_max_entries(skel->maps.cpumap, (__u32)n);
+		bpf_map__set_max_entries(skel->maps.cpumap_nf, (__u32)n);
+		/* the no-frags pair is loaded by the attach layer, when a
+		 * dispatcher needs it (see bpf/xtcam.bpf.c) */
+		bpf_program__set_autoload(skel->progs.xtcam_parse_nf, false);
+		bpf_program__set_autoload(skel->progs.xtcam_classify_nf, false);
 		err = xtcam__load(skel);
 		if (err)
 			goto fail;
@@ -251,6 +259,9 @@ int xtcam_dp_create(const struct xtcam_block_spec *spec, unsigned int flags,
 		dp->fd[XTCAM_MAP_PROGS] = bpf_map__fd(skel->maps.progs);
 		dp->fd[XTCAM_MAP_SCRATCH] = bpf_map__fd(skel->maps.scratch);
 		dp->fd[XTCAM_MAP_TARGETS] = bpf_map__fd(skel->maps.targets);
+		dp->fd[XTCAM_MAP_PROGS_NF] = bpf_map__fd(skel->maps.progs_nf);
+		dp->fd[XTCAM_MAP_DEVMAP_NF] = bpf_map__fd(skel->maps.devmap_nf);
+		dp->fd[XTCAM_MAP_CPUMAP_NF] = bpf_map__fd(skel->maps.cpumap_nf);
 		dp->prog_parse = bpf_program__fd(skel->progs.xtcam_parse);
 		dp->prog_classify = bpf_program__fd(skel->progs.xtcam_classify);
 		{

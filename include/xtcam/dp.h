@@ -37,6 +37,9 @@ enum xtcam_dp_map {
 	XTCAM_MAP_PROGS,
 	XTCAM_MAP_SCRATCH,
 	XTCAM_MAP_TARGETS,
+	XTCAM_MAP_PROGS_NF,   /* the no-frags classifier (libxdp's dispatcher) */
+	XTCAM_MAP_DEVMAP_NF,  /* its redirect and CPU maps, kept like devmap */
+	XTCAM_MAP_CPUMAP_NF,  /* and cpumap */
 	XTCAM_MAP_MAX,
 };
 

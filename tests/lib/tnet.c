@@ -310,7 +310,10 @@ long long t_json_ll(const char *json, const char *path)
 		return -1;
 	snprintf(p, sizeof(p), "%s", path);
 	for (tok = strtok_r(p, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save)) {
-		if (json_object_is_type(cur, json_type_array))
+		if (json_object_is_type(cur, json_type_array) && !strcmp(tok, "#")) {
+			v = (long long)json_object_array_length(cur);   /* "#": the length */
+			cur = NULL;
+		} else if (json_object_is_type(cur, json_type_array))
 			cur = json_object_array_get_idx(cur, (size_t)atoi(tok));
 		else if (!json_object_object_get_ex(cur, tok, &cur))
 			cur = NULL;

@@ -770,7 +770,8 @@ Test(attach, dispatcher_both_run)
 	join_dispatcher(ifi, &info);
 	cp = component(ifi, "count_pass");
 	cr_assert_neq(cp, 0, "count_pass still in the dispatcher");
-	cr_assert_eq(component(ifi, "xtcam_parse"), info.prog_id);
+	cr_assert_eq(component(ifi, "xtcam_parse_nf"), info.prog_id,
+		     "our no-frags parser is the dispatcher's component");
 	before = count_pass_hits(cp);
 	a9 = udp_rx(ns_a, IP_A, 9);
 	a10 = udp_rx(ns_a, IP_A, 10);
@@ -788,7 +789,7 @@ Test(attach, dispatcher_both_run)
 	cr_assert_eq(xtcam_detach(&info, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(xtcam_attach_check(&info), 0);
 	cr_assert_neq(component(ifi, "count_pass"), 0, "count_pass stays");
-	cr_assert_eq(component(ifi, "xtcam_parse"), 0);
+	cr_assert_eq(component(ifi, "xtcam_parse_nf"), 0);
 	cr_assert_eq(xtcam_detach(&info, err, sizeof(err)), -ENOENT);
 }
 

@@ -29,8 +29,17 @@ static void setup(void)
 		setenv("XTCAM_BIN", "build/xtcam", 1);
 }
 
+/* a pair with somebody else's program on it, loaded with xdp-loader: its
+ * libxdp pins would outlive the device */
+static struct t_pair other_pair;
+static bool other_loaded;
+
 static void teardown(void)
 {
+	if (other_loaded)
+		t_sh(NULL, "nsenter --net=/run/netns/%s xdp-loader unload -a %s", other_pair.ns_a,
+		     other_pair.a);
+	other_loaded = false;
 	t_xtcam(NULL, "flush");
 	t_net_cleanup();
 }
@@ -474,4 +483,94 @@ Test(traffic, kill9_during_bind, .timeout = 300)
 	}
 	/* and a clean bind still works afterwards */
 	XT_OK("bind kb dev %s netns %s", p.a, p.ns_a);
+}
+
+/* count_pass's frame counter, read with bpftool as a user would */
+static long long cp_hits(void)
+{
+	char *o = NULL;
+	long long v;
+
+	cr_assert_eq(t_sh(&o, "bpftool -j map dump name cp_hits"), 0, "%s", o);
+	v = t_json_ll(o, "0.formatted.value");
+	free(o);
+	return v;
+}
+
+/*
+ * Somebody else's XDP program (count_pass, loaded with xdp-loader) on the
+ * device a block binds to.  Where libxdp's dispatcher works, both run
+ * while the block is bound and count_pass stays after unbind; where it
+ * does not, bind refuses to replace it and says why, and `force` does.
+ */
+Test(traffic, next_to_another_xdp_program)
+{
+	char exe[4096], obj[4200], *o = NULL, *slash;
+	struct pkt_spec s;
+	struct t_pair p;
+	long long before;
+	ssize_t n;
+	bool disp;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	cr_assert_gt(n, 0);
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	cr_assert(slash);
+	*slash = 0;
+	snprintf(obj, sizeof(obj), "%s/progs/count_pass.bpf.o", exe);
+	cr_assert_eq(t_pair_make(&p, "o"), 0);
+	other_pair = p;
+	other_loaded = true;
+	cr_assert_eq(t_sh(&o, "nsenter --net=/run/netns/%s xdp-loader load -m native %s %s", p.ns_a,
+			  p.a, obj), 0, "xdp-loader load: %s", o);
+	free(o);
+	cr_assert_eq(t_sh(&o, "ip -n %s -d link show dev %s", p.ns_a, p.a), 0);
+	disp = strstr(o, "xdp_dispatcher") != NULL;
+	free(o);
+	XT_OK("block add edge");
+	XT_OK("rule add edge prio 10 handle 1 ip_proto udp dst_port 9 action drop");
+	t_frame(&p, &s, 0);
+
+	cr_log_info("count_pass %s", disp ? "in libxdp's dispatcher: xtcam joins it" :
+		    "alone (no dispatcher here): xtcam refuses, then force");
+	if (disp) {
+		XT_OK("bind edge dev %s netns %s mode native", p.a, p.ns_a);
+		cr_assert_eq(t_xtcam(&o, "-j block show edge"), 0);
+		cr_assert_eq(t_json_ll(o, "0.bindings.0.dispatcher"), 1, "%s", o);
+		free(o);
+		before = cp_hits();
+		s.dport = 9;
+		cr_assert_eq(through(&p, &s, 0x7701, 10), 0, "udp/9 dropped by the block");
+		s.dport = 10;
+		cr_assert_eq(through(&p, &s, 0x7702, 10), 10, "udp/10 passes");
+		cr_assert_geq(cp_hits() - before, 10, "count_pass still runs");
+		cr_assert_eq(rule_packets("edge", 1), 10);
+		XT_OK("unbind edge dev %s netns %s", p.a, p.ns_a);
+		cr_assert_eq(t_sh(&o, "nsenter --net=/run/netns/%s xdp-loader status %s", p.ns_a, p.a), 0);
+		cr_assert(strstr(o, "count_pass") && !strstr(o, "xtcam"),
+			  "count_pass stays, ours goes: %s", o);
+		free(o);
+		before = cp_hits();
+		s.dport = 9;
+		cr_assert_eq(through(&p, &s, 0x7703, 10), 10, "after unbind udp/9 passes");
+		cr_assert_geq(cp_hits() - before, 10, "and count_pass sees it");
+	} else {
+		cr_assert_eq(t_xtcam(&o, "bind edge dev %s netns %s mode native", p.a, p.ns_a), 1);
+		cr_assert(strstr(o, "count_pass") && strstr(o, "force") && strstr(o, "(EBUSY)"),
+			  "names the program and the way out: %s", o);
+		free(o);
+		cr_assert_eq(t_xtcam(&o, "-j block show edge"), 0);
+		cr_assert_eq(t_json_ll(o, "0.bindings.#"), 0, "nothing bound: %s", o);
+		free(o);
+		before = cp_hits();
+		s.dport = 9;
+		cr_assert_eq(through(&p, &s, 0x7711, 10), 10, "count_pass alone: udp/9 passes");
+		cr_assert_geq(cp_hits() - before, 10, "count_pass untouched");
+		XT_OK("bind edge dev %s netns %s mode native force", p.a, p.ns_a);
+		cr_assert_eq(t_xtcam(&o, "-j block show edge"), 0);
+		cr_assert(strstr(o, "replaced") && strstr(o, "count_pass"), "%s", o);
+		free(o);
+		cr_assert_eq(through(&p, &s, 0x7712, 10), 0, "force: the block runs");
+	}
 }

@@ -133,10 +133,14 @@ dut_counts() {
 
 echo "live: $(nproc) CPUs, ${SECS}s x $K intervals per row" >&2
 
-# 1. floor
+# 1. the floors: XDP_DROP only
 pair
 ip -n $DUT link set $DDEV xdpdrv obj "$build/bench/floor_drop.bpf.o" sec xdp
 measure floor -
+# the parser floor: xtcam's parser (reads every header), then drop
+ip -n $DUT link set $DDEV xdpdrv off
+ip -n $DUT link set $DDEV xdpdrv obj "$build/bench/floor_parse.bpf.o" sec xdp
+measure parse-floor -
 
 # 2. xtcam, native, one block, rule sets swapped in with `rule load replace`
 pair

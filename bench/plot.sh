@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Plots of bench/results: live.png (Mpps against rules, one line per system),
+# testrun.png (ns per packet against rules), masks.png (ns per packet
+# against distinct masks).  Reads live.dat, testrun.md, masks.md.
+# Usage: bench/plot.sh RESULTS_DIR
+set -euo pipefail
+dir=${1:-bench/results}
+sfx=
+command -v gnuplot >/dev/null || { echo "plot: gnuplot missing (make deps)" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+stamp="$(uname -r), $(nproc) shared CPUs, $(date -u +%Y-%m-%d)"
+
+# --- live -------------------------------------------------------------------
+if [ -f "$dir/live$sfx.dat" ]; then
+	d=$dir/live$sfx.dat
+	for s in xtcam xdp-filter nft-linear nft-set; do
+		awk -v s=$s '$1 == s { print $2, $3 }' "$d" >"$tmp/$s"
+	done
+	floor=$(awk '$1 == "floor" { print $3 }' "$d")
+	pfloor=$(awk '$1 == "parse-floor" { print $3 }' "$d")
+	gnuplot <<EOF
+set terminal pngcairo size 900,560 font ",10"
+set output "$dir/live$sfx.png"
+set title "Live drop rate through veth, threaded NAPI ($stamp; noisy)"
+set xlabel "rules"
+set ylabel "Mpps (median of intervals)"
+set logscale x
+set logscale y
+set xrange [0.7:200000]
+set key outside right
+set grid
+plot $floor title "XDP\\\\_DROP floor" lw 2 dt 2 lc rgb "black", \
+     ${pfloor:-1/0} title "parser floor" lw 2 dt 3 lc rgb "gray40", \
+     "$tmp/xtcam" using 1:2 with linespoints lw 2 title "xtcam (native)", \
+     "$tmp/xdp-filter" using 1:2 with linespoints lw 2 title "xdp-filter", \
+     "$tmp/nft-set" using 1:2 with linespoints lw 2 title "nftables set", \
+     "$tmp/nft-linear" using 1:2 with linespoints lw 2 title "nftables linear chain"
+EOF
+fi
+
+# --- test run: ns/pkt against rules ------------------------------------------
+if [ -f "$dir/testrun$sfx.md" ]; then
+	d=$dir/testrun$sfx.md
+	for m in 1 8 32; do
+		awk -F'|' -v m=$m '$2 ~ /xtcam/ && $4 + 0 == m && $6 + 0 > 0 { print $3 + 0, $6 + 0 }' "$d" >"$tmp/m$m"
+	done
+	fd=$(awk -F'|' '$2 ~ /XDP_DROP/ { print $6 + 0 }' "$d")
+	fp=$(awk -F'|' '$2 ~ /parser only/ { print $6 + 0 }' "$d")
+	xf=$(awk -F'|' '$2 ~ /xdp-filter/ && $6 + 0 > 0 { print $6 + 0; exit }' "$d")
+	gnuplot <<EOF
+set terminal pngcairo size 900,560 font ",10"
+set output "$dir/testrun$sfx.png"
+set title "Per-packet cost, BPF\\\\_PROG\\\\_TEST\\\\_RUN, 1000-frame mix ($stamp)"
+set xlabel "rules"
+set ylabel "ns per packet"
+set logscale x
+set xrange [0.7:2000000]
+set yrange [0:*]
+set key outside right
+set grid
+plot $fd title "XDP\\\\_DROP floor" lw 2 dt 2 lc rgb "black", \
+     $fp title "parser only" lw 2 dt 3 lc rgb "gray40", \
+     ${xf:-1/0} title "xdp-filter (1000 ports)" lw 2 dt 4, \
+     "$tmp/m1" using 1:2 with linespoints lw 2 title "xtcam, 1 mask", \
+     "$tmp/m8" using 1:2 with linespoints lw 2 title "xtcam, 8 masks", \
+     "$tmp/m32" using 1:2 with linespoints lw 2 title "xtcam, 32 masks"
+EOF
+fi
+
+# --- masks ----------------------------------------------------------------------
+if [ -f "$dir/masks$sfx.md" ]; then
+	d=$dir/masks$sfx.md
+	plots=""
+	for n in $(awk -F'|' '$2 ~ /xtcam/ { print $3 + 0 }' "$d" | sort -un); do
+		awk -F'|' -v n=$n '$2 ~ /xtcam/ && $3 + 0 == n && $6 + 0 > 0 { print $4 + 0, $6 + 0 }' "$d" >"$tmp/n$n"
+		plots="$plots${plots:+, }\"$tmp/n$n\" using 1:2 with linespoints lw 2 title \"xtcam, $n rules\""
+	done
+	fd=$(awk -F'|' '$2 ~ /XDP_DROP/ { print $6 + 0 }' "$d")
+	gnuplot <<EOF
+set terminal pngcairo size 900,560 font ",10"
+set output "$dir/masks$sfx.png"
+set title "Cost against distinct masks, BPF\\\\_PROG\\\\_TEST\\\\_RUN ($stamp)"
+set xlabel "distinct masks in the rule set"
+set ylabel "ns per packet"
+set logscale x 2
+set xrange [0.7:800]
+set yrange [0:*]
+set key outside right
+set grid
+plot $fd title "XDP\\\\_DROP floor" lw 2 dt 2 lc rgb "black", $plots
+EOF
+fi
+ls "$dir"/*.png >&2

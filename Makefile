@@ -58,6 +58,8 @@ TLIB_AOBJS:= $(patsubst tests/lib/%.c,$(BUILD)/asan/tlib/%.o,$(TLIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 PROG_SRCS := $(wildcard tests/prog/*.c)
 NET_SRCS  := $(wildcard tests/net/*.c)
+# XDP programs the net tests load as "somebody else's" (xdp-loader)
+TPROG_OBJS:= $(patsubst tests/progs/%.bpf.c,$(BUILD)/tests/progs/%.bpf.o,$(wildcard tests/progs/*.bpf.c))
 BENCH_SRCS:= $(wildcard bench/*.c)
 BENCH_BINS:= $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 BENCH_BPF := $(patsubst bench/progs/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(wildcard bench/progs/*.bpf.c))
@@ -66,7 +68,7 @@ TEST_BINS := $(if $(UNIT_SRCS),$(BUILD)/tests/unit) \
 	     $(if $(PROG_SRCS),$(BUILD)/tests/prog) \
 	     $(if $(NET_SRCS),$(BUILD)/tests/net)
 
-.PHONY: all deps vm-deps test check bench demo vmtest install clean help
+.PHONY: all deps vm-deps test check bench demo vmtest install uninstall clean help
 
 all: $(BPF_OBJS) $(SKELS) $(BUILD)/libxtcam.a $(if $(CLI_SRCS),$(BUILD)/xtcam) $(TEST_BINS) \
 	$(BENCH_BINS) $(BENCH_BPF)
@@ -115,9 +117,17 @@ vmtest: vm-deps
 	@$(MAKE) --no-print-directory all
 	$(Q)vmtest/run.sh $(if $(FULL),--full) $(VMTEST_ARGS)
 
+# the CLI (self-contained: the BPF objects are in its skeletons), and the
+# library with its headers for C users of the flow_block API
 install: all
-	install -d $(DESTDIR)$(PREFIX)/sbin
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/xtcam
 	install -m 0755 $(BUILD)/xtcam $(DESTDIR)$(PREFIX)/sbin/xtcam
+	install -m 0644 $(BUILD)/libxtcam.a $(DESTDIR)$(PREFIX)/lib/libxtcam.a
+	install -m 0644 include/xtcam/*.h $(DESTDIR)$(PREFIX)/include/xtcam/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/sbin/xtcam $(DESTDIR)$(PREFIX)/lib/libxtcam.a
+	rm -rf $(DESTDIR)$(PREFIX)/include/xtcam
 
 clean:
 	rm -rf $(BUILD)
@@ -172,7 +182,11 @@ $(BUILD)/tests/prog: $(PROG_SRCS) $(BUILD)/libxtcam.a $(TLIB_OBJS) $(HDRS) $(SKE
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(XCFLAGS) -Itests/lib -o $@ \
 		$(PROG_SRCS) $(TLIB_OBJS) $(BUILD)/libxtcam.a -lcriterion $(PKG_LIBS) -lelf -lz
 
-$(BUILD)/tests/net: $(NET_SRCS) $(BUILD)/libxtcam.a $(TLIB_OBJS) $(HDRS) $(SKELS)
+$(BUILD)/tests/progs/%.bpf.o: tests/progs/%.bpf.c $(BPF_HDRS) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D) && $(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/net: $(NET_SRCS) $(BUILD)/libxtcam.a $(TLIB_OBJS) $(HDRS) $(SKELS) $(TPROG_OBJS)
 	$(call msg,CC-TEST,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(XCFLAGS) -Itests/lib -o $@ \
 		$(NET_SRCS) $(TLIB_OBJS) $(BUILD)/libxtcam.a -lcriterion $(PKG_LIBS) -lelf -lz

@@ -9,7 +9,8 @@
  * the mean time per run); the cost of one pass is the mean over the mix;
  * a figure is the median of P passes.
  *
- * Usage: bench_tr [-q] [-s] [-o FILE.md] [-b BUILD_DIR] [-n RULES -m MASKS]
+ * Usage: bench_tr [-q] [-s] [-o FILE.md] [-b BUILD_DIR] [-n RULES -m MASKS] [-c N]
+ * -c N: only the ClassBench-style ACL rows, with N rules.
  * -s: the mask-scaling sweep (1, 8, 32, 128, 512 masks at 10k rules, and
  * 100k without -q) instead of the rule-count sweep.
  */
@@ -31,8 +32,10 @@
 #include "xtcam/compile.h"
 #include "xtcam/dp.h"
 #include "tlib.h"
+#include "classbench.h"
 
 #define NPKT   1000
+#define MIXN   (NPKT / 4)	/* frames of each of the four mixes: 1000 distinct in a row */
 #define REPEAT 1000
 #define PASSES 5
 
@@ -217,7 +220,7 @@ static void frame_for(struct t_rng *g, const struct xtcam_rule *r, bool v6, stru
 	f->len = (uint32_t)p.len;
 }
 
-/* the four mixes of a rule set, NPKT frames each: hit v4, miss v4, hit v6,
+/* the four mixes of a rule set, MIXN frames each: hit v4, miss v4, hit v6,
  * miss v6; hits come from random rules of the family (none: left empty) */
 enum { HIT4, MISS4, HIT6, MISS6, NMIX };
 static const char *const mix_name[NMIX] = { "hit v4", "miss v4", "hit v6", "miss v6" };
@@ -233,9 +236,9 @@ static void build_mixes(struct t_rng *g, const struct xtcam_rule *rules, int n, 
 
 		for (i = 0; i < n && !have; i++)
 			have = rule_v6(i, m) == v6;
-		cnt[hit] = have ? NPKT : 0;
-		cnt[miss] = NPKT;
-		for (i = 0; i < NPKT; i++) {
+		cnt[hit] = have ? MIXN : 0;
+		cnt[miss] = MIXN;
+		for (i = 0; i < MIXN; i++) {
 			frame_for(g, NULL, v6, &mix[miss][i]);
 			if (have) {
 				const struct xtcam_rule *r;
@@ -299,7 +302,7 @@ static int load_prog(const char *path, const char *name, struct bpf_object **obj
 
 /* --- xdp-filter --------------------------------------------------------- */
 
-#define XF_NS "xtcam-bench-xf"
+static char XF_NS[64];	/* xtcam-bench-xf-PID: runs of others do not collide */
 
 /* the XDP program attached (native) to DEV in namespace NETNS */
 static int attached_prog(const char *netns, const char *dev, __u32 *id)
@@ -359,7 +362,12 @@ static int prog_map_by_name(__u32 prog_id, const char *name)
 
 static void xf_cleanup(void)
 {
-	if (system("ip netns del " XF_NS " 2>/dev/null")) {
+	char cmd[160];
+
+	if (!XF_NS[0])
+		snprintf(XF_NS, sizeof(XF_NS), "xtcam-bench-xf-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "ip netns del %s 2>/dev/null", XF_NS);
+	if (system(cmd)) {
 		/* nothing to clean */
 	}
 }
@@ -371,14 +379,16 @@ static int xf_setup(int nports, const uint16_t *ports)
 	__u32 id;
 	__u64 *vals, tmpl[64];
 	__u32 *keys, one = htons(1), count;
+	char cmd[1024];
 
 	xf_cleanup();
-	if (system("ip netns add " XF_NS " && "
-		   "ip -n " XF_NS " link add xf0 type veth peer name xf1 && "
-		   "ip -n " XF_NS " link set xf0 up && ip -n " XF_NS " link set xf1 up && "
-		   "ip netns exec " XF_NS " sh -c 'mount -t bpf bpf /sys/fs/bpf; "
-		   "xdp-filter load xf0 -m native -f udp,ipv4,ipv6 && xdp-filter port 1' "
-		   ">/dev/null 2>&1"))
+	snprintf(cmd, sizeof(cmd),
+		 "ip netns add %1$s && ip -n %1$s link add xf0 type veth peer name xf1 && "
+		 "ip -n %1$s link set xf0 up && ip -n %1$s link set xf1 up && "
+		 "ip netns exec %1$s sh -c 'mount -t bpf bpf /sys/fs/bpf; "
+		 "xdp-filter load xf0 -m native -f udp,ipv4,ipv6 && xdp-filter port 1' >/dev/null 2>&1",
+		 XF_NS);
+	if (system(cmd))
 		return -EIO;
 	if (attached_prog(XF_NS, "xf0", &id))
 		return -ENOENT;
@@ -408,6 +418,89 @@ static int xf_setup(int nports, const uint16_t *ports)
 
 /* ------------------------------------------------------------------------ */
 
+static void frame_of(const struct pkt_spec *s, struct frame *f)
+{
+	struct pkt p;
+
+	pkt_build(s, NULL, &p);
+	memcpy(f->buf, p.buf, (size_t)p.len);
+	f->len = (uint32_t)p.len;
+}
+
+/*
+ * ClassBench-style ACLs (tests/lib/classbench.c): per family, the mix is
+ * half frames built from random rules, half frames from the same address
+ * clusters; xdp-filter's program runs over the same frames.
+ */
+static int cb_rows(FILE *md, int n, int family, int xf_fd, double floor_drop,
+		   int repeat, int passes)
+{
+	struct cb_params prm = { .nrules = (uint32_t)n, .family = family, .pass_pct = 20 };
+	struct xtcam_block_spec spec = { .dflt = { .type = XTCAM_ACT_PASS } };
+	struct frame *fr = calloc(NPKT, sizeof(*fr));
+	struct t_rng g = { 99u + (uint64_t)n + (uint64_t)family };
+	struct xtcam_dp_op *ops = NULL;
+	struct xtcam_dp_info info;
+	struct xtcam_dp *dp = NULL;
+	size_t masks, entries, i;
+	double t0, t1, ns, xf = -1;
+	struct cb_set cs;
+	char e[256];
+	int err;
+
+	if (!fr)
+		return -ENOMEM;
+	err = cb_generate(&cs, &prm, 0xc1a55 + (uint64_t)family);
+	if (err)
+		goto out;
+	err = cb_masks(&cs, &masks, &entries);
+	if (err)
+		goto out;
+	spec.capacity = (__u32)(entries + 1024);
+	ops = calloc(cs.n, sizeof(*ops));
+	if (!ops) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < cs.n; i++)
+		ops[i] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_ADD, .rule = &cs.rules[i],
+					      .act = { .type = cs.rules[i].action.type } };
+	err = xtcam_dp_create(&spec, XTCAM_DP_NOTIME, &dp);
+	if (err)
+		goto out;
+	t0 = now();
+	err = xtcam_dp_apply(dp, ops, cs.n, e, sizeof(e));
+	t1 = now();
+	if (err) {
+		fprintf(stderr, "apply %d ACL rules: %s (%s)\n", n, strerror(-err), e);
+		goto out;
+	}
+	xtcam_dp_info(dp, &info, true);
+	for (i = 0; i < NPKT; i++) {
+		struct pkt_spec ps;
+
+		cb_packet(&g, &cs, i % 2 ? NULL : &cs.rules[t_below(&g, (uint32_t)cs.n)], &ps);
+		ps.payload = 18;
+		frame_of(&ps, &fr[i]);
+	}
+	ns = measure(xtcam_dp_parse_fd(dp), fr, NPKT, repeat, passes);
+	if (xf_fd >= 0)
+		xf = measure(xf_fd, fr, NPKT, repeat, passes);
+	fprintf(md, "| %s | %d | %u | %zu | %u | %u | %.1f | %.2f | ", family == 6 ? "IPv6" : "IPv4",
+		n, info.nentries, masks, info.ntuples, info.max_chain, ns, ns / floor_drop);
+	if (xf > 0)
+		fprintf(md, "%.1f | %.2f | %.2f |\n", xf, ns / xf, t1 - t0);
+	else
+		fprintf(md, "- | - | %.2f |\n", t1 - t0);
+	fflush(md);
+out:
+	xtcam_dp_free(dp);
+	cb_free(&cs);
+	free(ops);
+	free(fr);
+	return err;
+}
+
 static void row_head(FILE *md)
 {
 	int k;
@@ -435,7 +528,7 @@ int main(int argc, char **argv)
 	int nm = 3, scale = 0, nxf;
 	const char *out = NULL, *build = "build";
 	int quick = 0, c, ci, mi, nc, err, repeat = REPEAT, passes = PASSES, only_n = 0, only_m = 0, k;
-	int cnt[NMIX];
+	int cnt[NMIX], only_cb = 0, xf_fd = -1;
 	struct bpf_object *o1 = NULL, *o2 = NULL;
 	char path[512];
 	double floor_drop, floor_parse, v[NMIX];
@@ -444,7 +537,7 @@ int main(int argc, char **argv)
 	time_t tnow = time(NULL);
 	char date[64];
 
-	while ((c = getopt(argc, argv, "qso:b:n:m:")) != -1) {
+	while ((c = getopt(argc, argv, "qso:b:n:m:c:")) != -1) {
 		switch (c) {
 		case 'q': quick = 1; break;
 		case 's': scale = 1; break;
@@ -452,9 +545,10 @@ int main(int argc, char **argv)
 		case 'b': build = optarg; break;
 		case 'n': only_n = atoi(optarg); break;
 		case 'm': only_m = atoi(optarg); break;
+		case 'c': only_cb = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: %s [-q] [-s] [-o FILE.md] [-b BUILD] [-n RULES -m MASKS]\n",
-				argv[0]);
+			fprintf(stderr, "usage: %s [-q] [-s] [-o FILE.md] [-b BUILD] [-n RULES -m MASKS] "
+				"[-c ACL_RULES]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -511,12 +605,12 @@ int main(int argc, char **argv)
 	fprintf(md, "Machine: %s %s, %ld CPUs (shared with other work); date %s.\n", un.nodename,
 		un.release, sysconf(_SC_NPROCESSORS_ONLN), date);
 	fprintf(md, "Method: four mixes of %d distinct UDP frames each (hits on IPv4 rules, IPv4 "
-		"misses, hits on IPv6 rules, IPv6 misses); every frame run with repeat %d, the mean "
+		"misses, hits on IPv6 rules, IPv6 misses), 1000 in all; every frame run with repeat %d, the mean "
 		"over a mix, median of %d passes; ns/pkt is the mean of the mixes measured (a set "
 		"with one mask has IPv4 rules only).  Rule sets: masks are shapes of (source "
 		"prefix, destination prefix, destination port, source port); odd shapes are IPv6.  "
 		"Floors and xdp-filter's misses run on the same miss mixes.  Command: `%s%s`.\n\n",
-		NPKT, repeat, passes, "bench_tr", scale ? " -s" : (quick ? " -q" : ""));
+		MIXN, repeat, passes, "bench_tr", scale ? " -s" : (quick ? " -q" : ""));
 	row_head(md);
 	fprintf(md, "| XDP_DROP (floor) | - | - | - | %.1f | 1.00 |", floor_drop);
 	fmt_mixes(md, v);
@@ -532,17 +626,20 @@ int main(int argc, char **argv)
 	for (ci = 0; ci < nxf; ci++) {
 		int n = xfn[ci], i, fd;
 		struct t_rng g = { 7 };
-		uint16_t *ports = calloc((size_t)n, sizeof(*ports));
+		uint16_t *ports;
 		double mean;
 
+		if (only_cb && n != 1000)
+			continue;
+		ports = calloc((size_t)n, sizeof(*ports));
 		if (!ports)
 			return 1;
 		for (i = 0; i < n; i++)
 			ports[i] = (uint16_t)(1 + t_below(&g, 65535));
 		build_mixes(&g, NULL, 0, 2, mixbuf, cnt);
 		for (k = 0; k < NMIX; k += 2) {
-			cnt[k] = NPKT;
-			for (i = 0; i < NPKT; i++) {
+			cnt[k] = MIXN;
+			for (i = 0; i < MIXN; i++) {
 				uint16_t p = htons(ports[t_below(&g, (uint32_t)n)]);
 				int l4 = 14 + (k == HIT6 ? 40 : 20);
 
@@ -553,7 +650,10 @@ int main(int argc, char **argv)
 		fd = xf_setup(n, ports);
 		if (fd >= 0) {
 			mean = row_measure(fd, mixbuf, cnt, repeat, passes, v);
-			close(fd);
+			if (n == 1000 && xf_fd < 0)
+				xf_fd = fd;	/* kept for the ACL rows */
+			else
+				close(fd);
 			fprintf(md, "| xdp-filter (dst ports) | %d | 1 | - | %.1f | %.2f |", n, mean,
 				mean / floor_drop);
 			fmt_mixes(md, v);
@@ -567,7 +667,7 @@ int main(int argc, char **argv)
 		fflush(md);
 	}
 
-	for (ci = 0; ci < nc; ci++) {
+	for (ci = 0; ci < nc && !only_cb; ci++) {
 		for (mi = 0; mi < nm; mi++) {
 			int n = counts[ci], m = masks[mi], i;
 			struct xtcam_block_spec spec = { .capacity = (__u32)(n < 1024 ? 1024 : n) };
@@ -618,6 +718,30 @@ int main(int argc, char **argv)
 			free(ops);
 		}
 	}
+	for (k = 0; k < 2 && !scale; k++) {
+		static const int acl_full[] = { 10000, 100000 };
+		int n = only_cb ? only_cb : acl_full[k], fam;
+
+		if ((quick && !only_cb && k) || (only_cb && k))
+			break;
+		if (!k) {
+			fprintf(md, "\n## ClassBench-style ACLs\n\n");
+			fprintf(md, "Half of the mix is built from random rules, half from the same "
+				"address clusters (hits or misses); xdp-filter runs over the same frames "
+				"with its 1000 ports.\n\n");
+			fprintf(md, "| family | rules | entries | masks | tuples | max chain | ns/pkt | "
+				"x floor | xdp-filter ns | x xdp-filter | load s |\n");
+			fprintf(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+		}
+		for (fam = 4; fam <= 6; fam += 2) {
+			err = cb_rows(md, n, fam, xf_fd, floor_drop, repeat, passes);
+			if (err)
+				fprintf(md, "| IPv%d | %d | (failed: %s) | | | | | | | | |\n", fam, n,
+					strerror(-err));
+		}
+	}
+	if (xf_fd >= 0)
+		close(xf_fd);
 	bpf_object__close(o1);
 	bpf_object__close(o2);
 	if (md != stdout)

@@ -65,6 +65,7 @@ struct probe_ctx {
 	__u32 tbase;          /* gen * XTCAM_MAX_TUPLES */
 	__u32 bbase;          /* gen * bregion */
 	__u32 bmask;          /* nbuckets - 1 */
+	__u32 bi;             /* bucket element being scanned */
 };
 
 /* A global function: the verifier checks it once, on its own, instead of
@@ -96,51 +97,70 @@ __noinline int rec_match(const struct xtcam_key *key, const struct xtcam_rec *r)
 	       dp >= r->dport_lo && dp <= r->dport_hi;
 }
 
+/* Scan one bucket element: candidates are sorted by rank, so the first
+ * match is the element's best, and a candidate that cannot beat the best
+ * hit so far ends the chain.  Returns 1 when the chain is done. */
+static __always_inline int scan_elem(struct probe_ctx *pc, const struct xtcam_bucket *b)
+{
+	__u32 n = b->n, j;
+
+#pragma unroll
+	for (j = 0; j < XTCAM_BUCKET_SLOTS; j++) {
+		struct xtcam_rec *r;
+		__u32 slot;
+
+		if (j >= n)
+			break;
+		slot = b->slot[j];
+		r = bpf_map_lookup_elem(&records, &slot);
+		if (!r)
+			continue;
+		if (r->rank >= pc->best_rank)
+			return 1;
+		if (rec_match(pc->key, r)) {
+			pc->best_rank = r->rank;
+			pc->best_slot = slot;
+			return 1;
+		}
+	}
+	if (!b->next)
+		return 1;
+	pc->bi = pc->bbase + b->next - 1;
+	return 0;
+}
+
+/* the rest of a chain, one element per iteration */
+static long chain_step(__u32 i, void *arg)
+{
+	struct probe_ctx *pc = arg;
+	struct xtcam_bucket *b = bpf_map_lookup_elem(&buckets, &pc->bi);
+
+	(void)i;
+	if (!b)
+		return 1;
+	return scan_elem(pc, b);
+}
+
 static long probe_tuple(__u32 i, void *arg)
 {
 	struct probe_ctx *pc = arg;
 	__u32 idx = pc->tbase + i;
 	struct xtcam_tuple *t = bpf_map_lookup_elem(&tuples, &idx);
 	struct xtcam_bucket *b;
-	__u32 bi, n = 0, j;
 
 	if (!t)
 		return 1;
 	if (t->min_rank >= pc->best_rank)
 		return 1;     /* sorted: no later tuple can beat the best hit */
 
-	bi = pc->bbase + (__u32)(xtcam_hash((const __u64 *)pc->key, t->mask,
-					    t->wmap, t->id) & pc->bmask);
-	b = bpf_map_lookup_elem(&buckets, &bi);
-	for (j = 0; j < XTCAM_MAX_CHAIN * XTCAM_BUCKET_SLOTS; j++) {
-		struct xtcam_rec *r;
-		__u32 slot;
-
-		if (!b)
-			break;
-		if (n >= b->n || n >= XTCAM_BUCKET_SLOTS) {
-			if (!b->next)
-				break;
-			bi = pc->bbase + b->next - 1;
-			b = bpf_map_lookup_elem(&buckets, &bi);
-			n = 0;
-			continue;
-		}
-		if (n >= XTCAM_BUCKET_SLOTS)
-			break;
-		slot = b->slot[n];
-		n++;
-		r = bpf_map_lookup_elem(&records, &slot);
-		if (!r)
-			continue;
-		if (r->rank >= pc->best_rank)
-			break;        /* candidates are sorted by rank */
-		if (rec_match(pc->key, r)) {
-			pc->best_rank = r->rank;
-			pc->best_slot = slot;
-			break;
-		}
-	}
+	pc->bi = pc->bbase + (__u32)(xtcam_hash((const __u64 *)pc->key, t->mask,
+						t->wmap, t->id) & pc->bmask);
+	b = bpf_map_lookup_elem(&buckets, &pc->bi);
+	if (!b || !b->n)
+		return 0;
+	/* most chains are one element: no second loop for them */
+	if (!scan_elem(pc, b))
+		bpf_loop(XTCAM_MAX_CHAIN - 1, chain_step, pc, 0);
 	return 0;
 }
 

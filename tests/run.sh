@@ -47,5 +47,20 @@ for s in $suites; do
 	fi
 	: "$t"
 done
+# `make install` into a scratch root: the installed binary is self-contained
+# (the BPF objects are in its skeletons) and answers
+if [ -z "${XTCAM_TEST_FILTER:-}" ] && [ -x "$build/xtcam" ] && [ -f Makefile ]; then
+	echo "  TEST     install"
+	root=$(mktemp -d)
+	if make --no-print-directory -s install BUILD="$build" DESTDIR="$root" PREFIX=/usr >/dev/null &&
+	   "$root/usr/sbin/xtcam" help 2>&1 | grep -q '^Usage: xtcam' &&
+	   [ -f "$root/usr/include/xtcam/flow_block.h" ] && [ -f "$root/usr/lib/libxtcam.a" ]; then
+		passed=$((passed + 1))
+	else
+		echo "  FAIL     install: make install DESTDIR=$root gave no working xtcam"
+		failed=$((failed + 1)); status=1
+	fi
+	rm -rf "$root"
+fi
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 exit $status

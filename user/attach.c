@@ -11,6 +11,15 @@
  * plain XDP program attached alone.  We find out which by looking at the
  * interface afterwards, and why from what libxdp printed.
  *
+ * Where the dispatcher works (Debian's 6.1, for instance), it still cannot
+ * take a parser of today's blocks: the kernel lets a program tail call
+ * into a prog array only if it matches the array's owner in type, JIT,
+ * expected_attach_type and xdp_has_frags, and an extension has
+ * expected_attach_type 0 (the verifier resets it) and no frags flag
+ * (libxdp clears it), while the block's own programs are BPF_XDP with
+ * frags.  That is detected and reported; a block whose programs were
+ * loaded with expected_attach_type 0 and without frags would join.
+ *
  * Programs that are not ours are never replaced without `force`; libxdp
  * itself refuses to add to a device whose program is not a dispatcher, so
  * the checks before attaching give the caller the name and id of what is
@@ -662,6 +671,23 @@ static void describe_existing(const struct existing *x, char *buf, size_t len)
 	}
 }
 
+/* The same, short, for info->note. */
+static void describe_short(const struct existing *x, char *buf, size_t len)
+{
+	size_t n;
+	int i;
+
+	if (!x->dispatcher) {
+		snprintf(buf, len, "%s (id %u)", x->main.name, x->main.id);
+		return;
+	}
+	snprintf(buf, len, "dispatcher %u:", x->main.id);
+	for (i = 0; i < x->ncomp; i++) {
+		n = strlen(buf);
+		snprintf(buf + n, len - n, "%s %s", i ? "," : "", x->comp[i].name);
+	}
+}
+
 /* One of ours already there (directly or in the dispatcher)? */
 static const struct prog_desc *existing_ours(const struct existing *x)
 {
@@ -825,6 +851,7 @@ again:
 			goto again;
 		if (e)
 			return e;
+		describe_short(&x, what, sizeof(what));
 		note_add(info, "replaced %s (force)", what);
 	}
 
@@ -848,20 +875,24 @@ again:
 		  BPF_PROG_TYPE_EXT;
 	if (e == -EINVAL && was_ext && xdp_program__id(xp) == 0) {
 		/*
-		 * The dispatcher took everything but our program: libxdp
-		 * loads it as an extension without BPF_F_XDP_HAS_FRAGS, and
-		 * the kernel refuses tail calls from it into the block's
-		 * progs array, which frags programs own.
+		 * libxdp's dispatcher works, but the kernel refused our
+		 * program as its extension (after the verifier passed it):
+		 * a tail call map takes only programs like its owner (same
+		 * type, JIT, expected_attach_type, xdp_has_frags).  An
+		 * extension ends up with expected_attach_type 0 (the
+		 * verifier resets it) and, from libxdp, without
+		 * BPF_F_XDP_HAS_FRAGS; the block's progs array is owned by
+		 * its own programs, loaded as BPF_XDP with frags.
 		 */
 		struct existing y;
 
 		if (existing_get(ifindex, b->config_id, &y, NULL, 0) == 0 && y.main.id) {
 			describe_existing(&y, what, sizeof(what));
-			set_err(err, errlen, "%s: libxdp's dispatcher (%s) cannot take "
-				PARSE_NAME " as an extension: libxdp loads it without "
-				"xdp.frags and the block's tail call map takes only frags "
-				"programs (EINVAL)%s", dev, what,
-				force ? "" : "; force replaces what is there");
+			set_err(err, errlen, "%s runs %s; libxdp's dispatcher cannot take "
+				PARSE_NAME ": an extension may not tail call into the "
+				"block's progs array (EINVAL: expected_attach_type and "
+				"frags differ from its owner); not replacing it without "
+				"force", dev, what);
 			if (!force) {
 				e = -EBUSY;
 				goto out;
@@ -869,15 +900,16 @@ again:
 			e = existing_remove(ifindex, &y, err, errlen);
 			if (e)
 				goto out;
+			describe_short(&y, what, sizeof(what));
 			note_add(info, "replaced %s (force)", what);
 		}
 		e = attach_alone(b, ifindex, mode, &info->prog_id, err, errlen);
 		if (e)
 			goto out;
 		info->dispatcher = 0;
-		note_add(info, "libxdp dispatcher cannot run " PARSE_NAME " (an "
-			 "extension loses xdp.frags, which the tail call map needs): "
-			 "attached as the only program");
+		note_add(info, "libxdp dispatcher refuses " PARSE_NAME " (extensions "
+			 "cannot tail call the block, EINVAL): attached as the only "
+			 "program");
 		goto done;
 	}
 	if (e) {

@@ -88,6 +88,23 @@ void xtcam_ns_leave(int saved)
 	close(saved);
 }
 
+int xtcam_ns_enter_name(const char *name, int *saved, char *err, size_t errlen)
+{
+	int fd, e;
+
+	*saved = -1;
+	if (!name || !*name)
+		return 0;
+	e = xtcam_ns_open(name, &fd, NULL, err, errlen);
+	if (e)
+		return e;
+	e = xtcam_ns_enter(fd, saved);
+	close(fd);
+	if (e)
+		set_err(err, errlen, "netns %s: cannot enter: %s", name, strerror(-e));
+	return e;
+}
+
 int xtcam_ns_ifindex(const char *name, const char *dev, __u32 *ifindex, char *err,
 		     size_t errlen)
 {

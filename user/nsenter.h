@@ -11,6 +11,10 @@ int xtcam_ns_open(const char *name, int *fd, struct xtcam_net *id, char *err, si
 /* Enter nsfd; *saved gets a handle to come back with xtcam_ns_leave(). */
 int xtcam_ns_enter(int nsfd, int *saved);
 void xtcam_ns_leave(int saved);
+/* Open and enter namespace name in one step; "" or NULL stays here and
+ * sets *saved to -1 (xtcam_ns_leave(-1) does nothing).  Fails with the
+ * name in err and the process where it was. */
+int xtcam_ns_enter_name(const char *name, int *saved, char *err, size_t errlen);
 /* ifindex of dev inside namespace name: -ENODEV when there is none */
 int xtcam_ns_ifindex(const char *name, const char *dev, __u32 *ifindex, char *err,
 		     size_t errlen);

@@ -74,7 +74,7 @@ struct xtcam_rec {
 #endif
 #define XTCAM_BUCKET_SLOTS  6   /* candidates per bucket element */
 #ifndef XTCAM_MAX_CHAIN
-#define XTCAM_MAX_CHAIN     16  /* bucket elements per chain */
+#define XTCAM_MAX_CHAIN     1024 /* bucket elements per chain */
 #endif
 
 /* A tuple: the coarse mask that a group of rules is hashed on. */

@@ -22,7 +22,7 @@ if [ -f "$dir/live$sfx.dat" ]; then
 	gnuplot <<EOF
 set terminal pngcairo size 900,560 font ",10"
 set output "$dir/live$sfx.png"
-set title "Live drop rate through veth, threaded NAPI ($stamp; noisy)"
+set title "Live drop rate through veth, threaded NAPI\\n$stamp; noisy"
 set xlabel "rules"
 set ylabel "Mpps (median of intervals)"
 set logscale x
@@ -47,13 +47,16 @@ if [ -f "$dir/testrun$sfx.md" ]; then
 	done
 	fd=$(awk -F'|' '$2 ~ /XDP_DROP/ { print $6 + 0 }' "$d")
 	fp=$(awk -F'|' '$2 ~ /parser only/ { print $6 + 0 }' "$d")
-	xf=$(awk -F'|' '$2 ~ /xdp-filter/ && $6 + 0 > 0 { print $6 + 0; exit }' "$d")
+	awk -F'|' '$2 ~ /xdp-filter/ && $6 + 0 > 0 { print $3 + 0, $6 + 0 }' "$d" >"$tmp/xf"
+	for f in IPv4 IPv6; do
+		awk -F'|' -v f=$f '$2 ~ f && $8 + 0 > 0 { print $3 + 0, $8 + 0 }' "$d" >"$tmp/cb$f"
+	done
 	gnuplot <<EOF
 set terminal pngcairo size 900,560 font ",10"
 set output "$dir/testrun$sfx.png"
-set title "Per-packet cost, BPF\\\\_PROG\\\\_TEST\\\\_RUN, 1000-frame mix ($stamp)"
+set title "Per-packet cost, BPF\\\\_PROG\\\\_TEST\\\\_RUN, 1000 distinct frames\\n$stamp"
 set xlabel "rules"
-set ylabel "ns per packet"
+set ylabel "ns per packet (mean of the hit/miss, IPv4/IPv6 mixes)"
 set logscale x
 set xrange [0.7:2000000]
 set yrange [0:*]
@@ -61,10 +64,12 @@ set key outside right
 set grid
 plot $fd title "XDP\\\\_DROP floor" lw 2 dt 2 lc rgb "black", \
      $fp title "parser only" lw 2 dt 3 lc rgb "gray40", \
-     ${xf:-1/0} title "xdp-filter (1000 ports)" lw 2 dt 4, \
+     "$tmp/xf" using 1:2 with linespoints lw 2 title "xdp-filter (dst ports)", \
      "$tmp/m1" using 1:2 with linespoints lw 2 title "xtcam, 1 mask", \
      "$tmp/m8" using 1:2 with linespoints lw 2 title "xtcam, 8 masks", \
-     "$tmp/m32" using 1:2 with linespoints lw 2 title "xtcam, 32 masks"
+     "$tmp/m32" using 1:2 with linespoints lw 2 title "xtcam, 32 masks", \
+     "$tmp/cbIPv4" using 1:2 with points pt 7 ps 1.5 title "xtcam, ClassBench-style ACL, IPv4", \
+     "$tmp/cbIPv6" using 1:2 with points pt 9 ps 1.5 title "xtcam, ClassBench-style ACL, IPv6"
 EOF
 fi
 
@@ -73,14 +78,15 @@ if [ -f "$dir/masks$sfx.md" ]; then
 	d=$dir/masks$sfx.md
 	plots=""
 	for n in $(awk -F'|' '$2 ~ /xtcam/ { print $3 + 0 }' "$d" | sort -un); do
-		awk -F'|' -v n=$n '$2 ~ /xtcam/ && $3 + 0 == n && $6 + 0 > 0 { print $4 + 0, $6 + 0 }' "$d" >"$tmp/n$n"
+		awk -F'|' -v n=$n '$2 ~ /xtcam/ && $3 + 0 == n && $6 + 0 > 0 { print $4 + 0, $6 + 0, $5 + 0 }' "$d" >"$tmp/n$n"
 		plots="$plots${plots:+, }\"$tmp/n$n\" using 1:2 with linespoints lw 2 title \"xtcam, $n rules\""
+		plots="$plots, \"$tmp/n$n\" using 1:2:(sprintf(\"%d tuples\", \$3)) with labels offset 0,1 font \",8\" notitle"
 	done
 	fd=$(awk -F'|' '$2 ~ /XDP_DROP/ { print $6 + 0 }' "$d")
 	gnuplot <<EOF
 set terminal pngcairo size 900,560 font ",10"
 set output "$dir/masks$sfx.png"
-set title "Cost against distinct masks, BPF\\\\_PROG\\\\_TEST\\\\_RUN ($stamp)"
+set title "Cost against distinct masks, BPF\\\\_PROG\\\\_TEST\\\\_RUN\\n$stamp"
 set xlabel "distinct masks in the rule set"
 set ylabel "ns per packet"
 set logscale x 2

@@ -602,8 +602,14 @@ int main(int argc, char **argv)
 
 	fprintf(md, "# %s, BPF_PROG_TEST_RUN\n\n", scale ? "Cost against the number of masks" :
 		"Per-packet cost");
-	fprintf(md, "Machine: %s %s, %ld CPUs (shared with other work); date %s.\n", un.nodename,
-		un.release, sysconf(_SC_NPROCESSORS_ONLN), date);
+	{
+		double la[3] = { 0 };
+
+		getloadavg(la, 3);
+		fprintf(md, "Machine: %s %s, %ld CPUs (shared with other work: load average %.2f "
+			"%.2f %.2f at the start); date %s.\n", un.nodename, un.release,
+			sysconf(_SC_NPROCESSORS_ONLN), la[0], la[1], la[2], date);
+	}
 	fprintf(md, "Method: four mixes of %d distinct UDP frames each (hits on IPv4 rules, IPv4 "
 		"misses, hits on IPv6 rules, IPv6 misses), 1000 in all; every frame run with repeat %d, the mean "
 		"over a mix, median of %d passes; ns/pkt is the mean of the mixes measured (a set "

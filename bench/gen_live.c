@@ -19,7 +19,7 @@
  *            [-c GEN_CPU] [-p NAPI_PID] [-f NFLOWS] [-t SECS] [-k INTERVALS]
  *            [-w WARMUP_SECS] [-s SYSTEM] [-r RULES] [-o CSV]
  * Prints one summary line (medians over the intervals):
- *   SYSTEM RULES Mpps drop_Mpps DUT_ns/frame noisy/total gen_Mpps NAPI_busy%
+ *   SYSTEM RULES Mpps drop_Mpps DUT_ns/frame noisy/total gen_Mpps NAPI_busy% others%
  * NAPI busy below ~90% means the DUT was not the bottleneck (the generator
  * was, or the NAPI thread waited for its CPU): the rate is then a floor.
  * and appends every interval to CSV.  Returns 0, or 1 on error.
@@ -317,7 +317,7 @@ int main(int argc, char **argv)
 	struct bpf_program *prog;
 	struct gen_arg ga = { 0 };
 	struct ethstats es = { 0 };
-	double mpps[MAXIV], dmpps[MAXIV], nspp[MAXIV], gmpps[MAXIV], busy[MAXIV];
+	double mpps[MAXIV], dmpps[MAXIV], nspp[MAXIV], gmpps[MAXIV], busy[MAXIV], oth[MAXIV];
 	char path[512];
 	FILE *out = NULL;
 	int cfg_fd, state_fd;
@@ -419,6 +419,7 @@ int main(int argc, char **argv)
 		nspp[i] = p1 > p0 ? (b.napi - a.napi) * 1e9 / (double)(p1 - p0) : 0;
 		gmpps[i] = (double)(s1 - s0) / dt / 1e6;
 		busy[i] = 100 * (b.napi - a.napi) / dt;
+		oth[i] = others;
 		if (out)
 			fprintf(out, "%s,%s,%d,%.3f,%llu,%llu,%.4f,%.4f,%.1f,%.3f,%.0f,%.1f,%.1f,%s\n", sys,
 				rules, i + 1, dt, (unsigned long long)(p1 - p0),
@@ -435,8 +436,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gen_live: generator: %s\n", strerror(atomic_load(&gen_err) ?: EIO));
 		return 1;
 	}
-	printf("%s %s %.4f %.4f %.1f %d/%d %.3f %.0f\n", sys, rules, median(mpps, k), median(dmpps, k),
-	       median(nspp, k), noisy, k, median(gmpps, k), median(busy, k));
+	printf("%s %s %.4f %.4f %.1f %d/%d %.3f %.0f %.0f\n", sys, rules, median(mpps, k),
+	       median(dmpps, k), median(nspp, k), noisy, k, median(gmpps, k), median(busy, k),
+	       median(oth, k));
 	bpf_object__close(obj);
 	return 0;
 }

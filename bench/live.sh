@@ -131,7 +131,8 @@ dut_counts() {
 	echo "$c $((d + ${n:-0}))"
 }
 
-echo "live: $(nproc) CPUs, ${SECS}s x $K intervals per row" >&2
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "live: $(nproc) CPUs, ${SECS}s x $K intervals per row, load average $load0" >&2
 
 # 1. the floors: XDP_DROP only
 pair
@@ -199,9 +200,12 @@ floor=$(awk '$1 == "floor" { print $3 }' "$work/summary")
 	echo "Dropped = share of the frames the DUT consumed that it dropped (XDP drops, or the nft"
 	echo "rule's counter)."
 	echo
-	echo "| system | rules | Mpps | x floor | DUT ns/frame | NAPI busy % | dropped % | noisy intervals | generator Mpps |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-	awk -v f="$floor" '{ printf "| %s | %s | %.3f | %.3f | %.0f | %s | %s | %s | %.2f |\n", $1, $2, $3, $3 / f, $5, $8, $9, $6, $7 }' "$work/summary"
+	echo "Others % = CPU time others used, share of the whole machine (median of the intervals)."
+	echo "Load average when the live part started: $load0."
+	echo
+	echo "| system | rules | Mpps | x floor | DUT ns/frame | NAPI busy % | dropped % | others % | noisy intervals | generator Mpps |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	awk -v f="$floor" '{ printf "| %s | %s | %.3f | %.3f | %.0f | %s | %s | %s | %s | %.2f |\n", $1, $2, $3, $3 / f, $5, $8, $10, $9, $6, $7 }' "$work/summary"
 } >"$out/live.md"
 awk '{ print $1, ($2 == "-" ? 0 : $2), $3, $5 }' "$work/summary" >"$out/live.dat"
 echo "live: wrote $out/live.md" >&2

@@ -5,10 +5,47 @@
 # The generator is pinned to CPU 0, the NAPI thread to CPU 1.
 #
 # Usage: bench/live.sh BUILD_DIR OUT_DIR [quick]
+#        bench/live.sh --table SUMMARY META   (the table again, from a run's work files)
 # Writes OUT_DIR/live.csv (every interval), OUT_DIR/live.md (medians and
 # ratios to the XDP_DROP floor of the same run), OUT_DIR/live.dat (for the
 # plot).  Everything it makes is removed on exit, error or not.
 set -euo pipefail
+GEN=xtb-gen DUT=xtb-dut
+
+# live_table SUMMARY META: the Markdown table of a run's summary lines
+live_table() {
+	local date load0 secs k mode floor
+	IFS='|' read -r date load0 secs k mode <"$2"
+	floor=$(awk '$1 == "floor" { print $3 }' "$1")
+	echo "# Live traffic through veth (BPF_PROG_TEST_RUN live frames generator)"
+	echo
+	echo "Machine: $(uname -n) $(uname -r), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)); date $date."
+	echo "Method: bench/gen_live in namespace $GEN (CPU 0) sends 64-byte UDP frames, IPv4 and IPv6,"
+	echo "2048 flows, into a veth; its peer in $DUT runs the system on threaded NAPI (CPU 1)."
+	echo "Rate = frames the DUT's NAPI consumed per second (all of them dropped), median of $k"
+	echo "intervals of ${secs} s; DUT ns/frame = NAPI thread CPU time / frames.  A row is noisy when"
+	echo "in one of its intervals others used > 10% of the machine or steal > 2% (see live.csv)."
+	echo "Command: \`make bench${mode:+ QUICK=1}\` (bench/live.sh)."
+	echo
+	echo "NAPI busy = the NAPI thread's CPU time / wall time: below ~90% the DUT was not the"
+	echo "bottleneck (the generator was, or NAPI waited for its CPU) and the rate is a lower bound."
+	echo "Mpps/core = 1000 / DUT ns/frame: the rate the DUT's CPU cost allows on a core of its own,"
+	echo "derived, not measured (it carries the cost of small batches when NAPI is starved)."
+	echo "Dropped = share of the frames the DUT consumed that it dropped (XDP drops, or the nft"
+	echo "rule's counter).  Others % = CPU time others used, share of the whole machine (median of"
+	echo "the intervals).  Load average when the live part started: $load0."
+	echo
+	echo "| system | rules | Mpps | x floor | DUT ns/frame | Mpps/core | x floor/core | NAPI busy % | dropped % | others % | noisy intervals | generator Mpps |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	awk -v f="$floor" 'NR == 1 { fc = 1000 / $5 }
+		{ printf "| %s | %s | %.3f | %.3f | %.0f | %.2f | %.3f | %s | %s | %s | %s | %.2f |\n",
+		  $1, $2, $3, $3 / f, $5, 1000 / $5, 1000 / $5 / fc, $8, $10, $9, $6, $7 }' "$1"
+}
+
+if [ "${1:-}" = --table ]; then
+	live_table "$2" "$3"
+	exit
+fi
 build=${1:-build}
 out=${2:-bench/results}
 mode=${3:-}
@@ -183,29 +220,7 @@ ip netns del $GEN
 ip netns del $DUT
 
 # the table: medians, ratio to the floor of this run
-floor=$(awk '$1 == "floor" { print $3 }' "$work/summary")
-{
-	echo "# Live traffic through veth (BPF_PROG_TEST_RUN live frames generator)"
-	echo
-	echo "Machine: $(uname -n) $(uname -r), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)); date $(date -u '+%Y-%m-%d %H:%M UTC')."
-	echo "Method: bench/gen_live in namespace $GEN (CPU 0) sends 64-byte UDP frames, IPv4 and IPv6,"
-	echo "2048 flows, into a veth; its peer in $DUT runs the system on threaded NAPI (CPU 1)."
-	echo "Rate = frames the DUT's NAPI consumed per second (all of them dropped), median of $K"
-	echo "intervals of ${SECS} s; DUT ns/frame = NAPI thread CPU time / frames.  A row is noisy when"
-	echo "in one of its intervals others used > 10% of the machine or steal > 2% (see live.csv)."
-	echo "Command: \`make bench${mode:+ QUICK=1}\` (bench/live.sh)."
-	echo
-	echo "NAPI busy = the NAPI thread's CPU time / wall time: below ~90% the DUT was not the"
-	echo "bottleneck (the generator was, or NAPI waited for its CPU) and the rate is a lower bound."
-	echo "Dropped = share of the frames the DUT consumed that it dropped (XDP drops, or the nft"
-	echo "rule's counter)."
-	echo
-	echo "Others % = CPU time others used, share of the whole machine (median of the intervals)."
-	echo "Load average when the live part started: $load0."
-	echo
-	echo "| system | rules | Mpps | x floor | DUT ns/frame | NAPI busy % | dropped % | others % | noisy intervals | generator Mpps |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-	awk -v f="$floor" '{ printf "| %s | %s | %.3f | %.3f | %.0f | %s | %s | %s | %s | %.2f |\n", $1, $2, $3, $3 / f, $5, $8, $10, $9, $6, $7 }' "$work/summary"
-} >"$out/live.md"
+echo "$(date -u '+%Y-%m-%d %H:%M UTC')|$load0|$SECS|$K|$mode" >"$work/meta"
+live_table "$work/summary" "$work/meta" >"$out/live.md"
 awk '{ print $1, ($2 == "-" ? 0 : $2), $3, $5 }' "$work/summary" >"$out/live.dat"
 echo "live: wrote $out/live.md" >&2

@@ -37,6 +37,30 @@ plot $floor title "XDP\\\\_DROP floor" lw 2 dt 2 lc rgb "black", \
      "$tmp/nft-set" using 1:2 with linespoints lw 2 title "nftables set", \
      "$tmp/nft-linear" using 1:2 with linespoints lw 2 title "nftables linear chain"
 EOF
+	# the DUT's CPU cost per frame (NAPI thread time), less hurt by sharing
+	for s in xtcam xdp-filter nft-linear nft-set; do
+		awk -v s=$s '$1 == s { print $2, $4 }' "$d" >"$tmp/$s"
+	done
+	cfloor=$(awk '$1 == "floor" { print $4 }' "$d")
+	cpfloor=$(awk '$1 == "parse-floor" { print $4 }' "$d")
+	gnuplot <<EOF
+set terminal pngcairo size 900,560 font ",10"
+set output "$dir/live-cost.png"
+set title "Live traffic: DUT CPU time per frame (NAPI thread), veth\\n$stamp; noisy"
+set xlabel "rules"
+set ylabel "ns per frame"
+set logscale x
+set logscale y
+set xrange [0.7:200000]
+set key outside right
+set grid
+plot $cfloor title "XDP\\\\_DROP floor" lw 2 dt 2 lc rgb "black", \
+     ${cpfloor:-1/0} title "parser floor" lw 2 dt 3 lc rgb "gray40", \
+     "$tmp/xtcam" using 1:2 with linespoints lw 2 title "xtcam (native)", \
+     "$tmp/xdp-filter" using 1:2 with linespoints lw 2 title "xdp-filter", \
+     "$tmp/nft-set" using 1:2 with linespoints lw 2 title "nftables set", \
+     "$tmp/nft-linear" using 1:2 with linespoints lw 2 title "nftables linear chain"
+EOF
 fi
 
 # --- test run: ns/pkt against rules ------------------------------------------

@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -360,6 +362,24 @@ static int prog_map_by_name(__u32 prog_id, const char *name)
 	return -ENOENT;
 }
 
+/* killed (make bench's bounds, ^C): remove xdp-filter's namespace, with
+ * async-signal-safe calls only */
+static void on_signal(int sig)
+{
+	static char *const envp[] = { NULL };
+	pid_t pid;
+
+	if (XF_NS[0] && (pid = fork()) == 0) {
+		char *const args[] = { "ip", "netns", "del", XF_NS, NULL };
+
+		execve("/sbin/ip", args, envp);
+		_exit(127);
+	} else if (XF_NS[0] && pid > 0) {
+		waitpid(pid, NULL, 0);
+	}
+	_exit(128 + sig);
+}
+
 static void xf_cleanup(void)
 {
 	char cmd[160];
@@ -576,6 +596,8 @@ int main(int argc, char **argv)
 		perror(out);
 		return 1;
 	}
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
 	t_pin_cpu(1);
 	uname(&un);
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&tnow));

@@ -9,16 +9,24 @@
  * the mean time per run); the cost of one pass is the mean over the mix;
  * a figure is the median of P passes.
  *
- * Usage: bench_tr [-q] [-o FILE.md] [-b BUILD_DIR] [-n RULES -m MASKS] [-c N]
- *   -c N: only the ClassBench-style ACL rows, with N rules
+ * Usage: bench_tr [-q] [-s] [-o FILE.md] [-b BUILD_DIR] [-n RULES -m MASKS] [-c N]
+ * -c N: only the ClassBench-style ACL rows, with N rules.
+ * -s: the mask-scaling sweep (1, 8, 32, 128, 512 masks at 10k rules, and
+ * 100k without -q) instead of the rule-count sweep.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <linux/if_link.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -29,6 +37,7 @@
 #include "classbench.h"
 
 #define NPKT   1000
+#define MIXN   (NPKT / 4)	/* frames of each of the four mixes: 1000 distinct in a row */
 #define REPEAT 1000
 #define PASSES 5
 
@@ -92,6 +101,15 @@ static void mask_of(int i, int m, struct maskdef *d)
 		return;
 	}
 	i %= m;
+	if (m > 32) {
+		/* the scaling sweep: m distinct (src, dst) prefix-length pairs */
+		d->splen = 32 - i % 32;
+		d->dplen = 32 - (i / 32) % 16;
+		d->proto = 1;
+		d->dport = 1;
+		d->sport = 0;
+		return;
+	}
 	d->splen = sp[i % 5];
 	d->dplen = dpl[(i / 5) % 4];
 	d->proto = 1;
@@ -106,6 +124,14 @@ static void mask_of(int i, int m, struct maskdef *d)
 	}
 }
 
+/* rule i of a set with m masks: shape i % m; the odd shapes are IPv6 (the
+ * same prefix lengths times four), so a set with m > 1 masks matches both
+ * families */
+static bool rule_v6(int i, int m)
+{
+	return m > 1 && (i % m) % 2 == 1;
+}
+
 static void gen_rule(struct t_rng *g, int i, int m, struct xtcam_rule *r)
 {
 	struct maskdef d;
@@ -113,10 +139,27 @@ static void gen_rule(struct t_rng *g, int i, int m, struct xtcam_rule *r)
 	mask_of(i, m, &d);
 	t_rule(r, 1 + (uint32_t)(i % 1000), (uint32_t)i + 1);
 	r->action.type = XTCAM_ACT_DROP;
-	t_match_ethtype(r, 0x0800);
-	if (d.splen)
-		t_match_ip4(r, true, 0x0a000000u | (uint32_t)(t_rand(g) & 0x00ffffff), d.splen);
-	t_match_ip4(r, false, 0xac100000u | (uint32_t)(t_rand(g) & 0x000fffff), d.dplen);
+	if (rule_v6(i, m)) {
+		uint8_t a[16];
+		int k;
+
+		for (k = 0; k < 16; k++)
+			a[k] = (uint8_t)t_rand(g);
+		a[0] = 0xfd;
+		a[1] = 0x0a;
+		if (d.splen)
+			t_match_ip6(r, true, a, d.splen * 4);
+		for (k = 0; k < 16; k++)
+			a[k] = (uint8_t)t_rand(g);
+		a[0] = 0xfd;
+		a[1] = 0xac;
+		t_match_ip6(r, false, a, d.dplen * 4);
+	} else {
+		t_match_ethtype(r, 0x0800);
+		if (d.splen)
+			t_match_ip4(r, true, 0x0a000000u | (uint32_t)(t_rand(g) & 0x00ffffff), d.splen);
+		t_match_ip4(r, false, 0xac100000u | (uint32_t)(t_rand(g) & 0x000fffff), d.dplen);
+	}
 	if (d.proto)
 		t_match_proto(r, IPPROTO_UDP);
 	if (d.dport) {
@@ -129,25 +172,40 @@ static void gen_rule(struct t_rng *g, int i, int m, struct xtcam_rule *r)
 	}
 }
 
-/* a plain UDP/IPv4 frame; hits take the rule's values */
-static void frame_for(struct t_rng *g, const struct xtcam_rule *r, struct frame *f)
+/* a plain UDP frame, IPv4 or IPv6 (random addresses outside every rule's
+ * prefixes: 192.168/16 -> 192.169/16, 2001:db8::/32); hits take the rule's
+ * values */
+static void frame_for(struct t_rng *g, const struct xtcam_rule *r, bool v6, struct frame *f)
 {
 	struct pkt_spec s;
 	struct pkt p;
 	uint32_t a;
+	int i;
 
 	pkt_spec_init(&s);
 	s.payload = 18;
-	a = htonl(0xc0a80000u | (uint32_t)(t_rand(g) & 0xffff));
-	memcpy(s.saddr, &a, 4);
-	a = htonl(0xc0a90000u | (uint32_t)(t_rand(g) & 0xffff));
-	memcpy(s.daddr, &a, 4);
+	if (v6) {
+		s.eth_type = 0x86dd;
+		for (i = 0; i < 16; i++) {
+			s.saddr[i] = (uint8_t)t_rand(g);
+			s.daddr[i] = (uint8_t)t_rand(g);
+		}
+		s.saddr[0] = s.daddr[0] = 0x20;
+		s.saddr[1] = s.daddr[1] = 0x01;
+		s.saddr[2] = s.daddr[2] = 0x0d;
+		s.saddr[3] = s.daddr[3] = 0xb8;
+	} else {
+		a = htonl(0xc0a80000u | (uint32_t)(t_rand(g) & 0xffff));
+		memcpy(s.saddr, &a, 4);
+		a = htonl(0xc0a90000u | (uint32_t)(t_rand(g) & 0xffff));
+		memcpy(s.daddr, &a, 4);
+	}
 	s.sport = (uint16_t)t_rand(g);
 	s.dport = (uint16_t)t_rand(g);
 	if (r) {
-		int i;
+		int n = v6 ? 16 : 4;
 
-		for (i = 0; i < 4; i++) {
+		for (i = 0; i < n; i++) {
 			uint8_t *vs = (uint8_t *)r->value.src_ip, *ms = (uint8_t *)r->mask.src_ip;
 			uint8_t *vd = (uint8_t *)r->value.dst_ip, *md = (uint8_t *)r->mask.dst_ip;
 
@@ -162,6 +220,70 @@ static void frame_for(struct t_rng *g, const struct xtcam_rule *r, struct frame 
 	pkt_build(&s, NULL, &p);
 	memcpy(f->buf, p.buf, (size_t)p.len);
 	f->len = (uint32_t)p.len;
+}
+
+/* the four mixes of a rule set, MIXN frames each: hit v4, miss v4, hit v6,
+ * miss v6; hits come from random rules of the family (none: left empty) */
+enum { HIT4, MISS4, HIT6, MISS6, NMIX };
+static const char *const mix_name[NMIX] = { "hit v4", "miss v4", "hit v6", "miss v6" };
+
+static void build_mixes(struct t_rng *g, const struct xtcam_rule *rules, int n, int m,
+			struct frame *mix[NMIX], int cnt[NMIX])
+{
+	int fam, i;
+
+	for (fam = 0; fam < 2; fam++) {
+		bool v6 = fam == 1;
+		int hit = v6 ? HIT6 : HIT4, miss = v6 ? MISS6 : MISS4, have = 0;
+
+		for (i = 0; i < n && !have; i++)
+			have = rule_v6(i, m) == v6;
+		cnt[hit] = have ? MIXN : 0;
+		cnt[miss] = MIXN;
+		for (i = 0; i < MIXN; i++) {
+			frame_for(g, NULL, v6, &mix[miss][i]);
+			if (have) {
+				const struct xtcam_rule *r;
+
+				do
+					r = &rules[t_below(g, (uint32_t)n)];
+				while (rule_v6((int)(r - rules), m) != v6);
+				frame_for(g, r, v6, &mix[hit][i]);
+			}
+		}
+	}
+}
+
+/* one table row: the mean over the mixes measured, then each */
+static double row_measure(int fd, struct frame *mix[NMIX], const int cnt[NMIX], int repeat,
+			  int passes, double v[NMIX])
+{
+	double sum = 0;
+	int k, n = 0;
+
+	for (k = 0; k < NMIX; k++) {
+		v[k] = -1;
+		if (!cnt[k])
+			continue;
+		v[k] = measure(fd, mix[k], cnt[k], repeat, passes);
+		if (v[k] < 0)
+			return -1;
+		sum += v[k];
+		n++;
+	}
+	return n ? sum / n : -1;
+}
+
+static void fmt_mixes(FILE *md, const double v[NMIX])
+{
+	int k;
+
+	for (k = 0; k < NMIX; k++) {
+		if (v[k] >= 0)
+			fprintf(md, " %.1f |", v[k]);
+		else
+			fprintf(md, " - |");
+	}
 }
 
 static int load_prog(const char *path, const char *name, struct bpf_object **objp)
@@ -182,28 +304,32 @@ static int load_prog(const char *path, const char *name, struct bpf_object **obj
 
 /* --- xdp-filter --------------------------------------------------------- */
 
-#define XF_NS "xtcam-bench-xf"
+static char XF_NS[64];	/* xtcam-bench-xf-PID: runs of others do not collide */
 
-static int find_prog_by_name(const char *prefix, __u32 *id_out)
+/* the XDP program attached (native) to DEV in namespace NETNS */
+static int attached_prog(const char *netns, const char *dev, __u32 *id)
 {
-	__u32 id = 0;
+	char path[256];
+	int self = open("/proc/self/ns/net", O_RDONLY), fd, err = 0, ifindex;
 
-	while (!bpf_prog_get_next_id(id, &id)) {
-		struct bpf_prog_info info = { 0 };
-		__u32 len = sizeof(info);
-		int fd = bpf_prog_get_fd_by_id(id);
-
-		if (fd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
-		    !strncmp(info.name, prefix, strlen(prefix))) {
-			close(fd);
-			*id_out = id;
-			return 0;
-		}
-		close(fd);
+	snprintf(path, sizeof(path), "/run/netns/%s", netns);
+	fd = open(path, O_RDONLY);
+	if (self < 0 || fd < 0 || setns(fd, CLONE_NEWNET)) {
+		err = -errno;
+		goto out;
 	}
-	return -ENOENT;
+	ifindex = (int)if_nametoindex(dev);
+	err = ifindex ? bpf_xdp_query_id(ifindex, XDP_FLAGS_DRV_MODE, id) : -errno;
+	if (!err && !*id)
+		err = -ENOENT;
+	if (setns(self, CLONE_NEWNET) && !err)
+		err = -errno;
+out:
+	if (self >= 0)
+		close(self);
+	if (fd >= 0)
+		close(fd);
+	return err;
 }
 
 static int prog_map_by_name(__u32 prog_id, const char *name)
@@ -236,9 +362,32 @@ static int prog_map_by_name(__u32 prog_id, const char *name)
 	return -ENOENT;
 }
 
+/* killed (make bench's bounds, ^C): remove xdp-filter's namespace, with
+ * async-signal-safe calls only */
+static void on_signal(int sig)
+{
+	static char *const envp[] = { NULL };
+	pid_t pid;
+
+	if (XF_NS[0] && (pid = fork()) == 0) {
+		char *const args[] = { "ip", "netns", "del", XF_NS, NULL };
+
+		execve("/sbin/ip", args, envp);
+		_exit(127);
+	} else if (XF_NS[0] && pid > 0) {
+		waitpid(pid, NULL, 0);
+	}
+	_exit(128 + sig);
+}
+
 static void xf_cleanup(void)
 {
-	if (system("ip netns del " XF_NS " 2>/dev/null")) {
+	char cmd[160];
+
+	if (!XF_NS[0])
+		snprintf(XF_NS, sizeof(XF_NS), "xtcam-bench-xf-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "ip netns del %s 2>/dev/null", XF_NS);
+	if (system(cmd)) {
 		/* nothing to clean */
 	}
 }
@@ -250,16 +399,18 @@ static int xf_setup(int nports, const uint16_t *ports)
 	__u32 id;
 	__u64 *vals, tmpl[64];
 	__u32 *keys, one = htons(1), count;
+	char cmd[1024];
 
 	xf_cleanup();
-	if (system("ip netns add " XF_NS " && "
-		   "ip -n " XF_NS " link add xf0 type veth peer name xf1 && "
-		   "ip -n " XF_NS " link set xf0 up && ip -n " XF_NS " link set xf1 up && "
-		   "ip netns exec " XF_NS " sh -c 'mount -t bpf bpf /sys/fs/bpf; "
-		   "xdp-filter load xf0 -m native -f tcp,udp,ipv4 && xdp-filter port 1' "
-		   ">/dev/null 2>&1"))
+	snprintf(cmd, sizeof(cmd),
+		 "ip netns add %1$s && ip -n %1$s link add xf0 type veth peer name xf1 && "
+		 "ip -n %1$s link set xf0 up && ip -n %1$s link set xf1 up && "
+		 "ip netns exec %1$s sh -c 'mount -t bpf bpf /sys/fs/bpf; "
+		 "xdp-filter load xf0 -m native -f udp,ipv4,ipv6 && xdp-filter port 1' >/dev/null 2>&1",
+		 XF_NS);
+	if (system(cmd))
 		return -EIO;
-	if (find_prog_by_name("xdpfilt_", &id))
+	if (attached_prog(XF_NS, "xf0", &id))
 		return -ENOENT;
 	fd = bpf_prog_get_fd_by_id(id);
 	mfd = prog_map_by_name(id, "filter_ports");
@@ -370,62 +521,92 @@ out:
 	return err;
 }
 
+static void row_head(FILE *md)
+{
+	int k;
+
+	fprintf(md, "| program | rules | masks | tuples | ns/pkt | x floor |");
+	for (k = 0; k < NMIX; k++)
+		fprintf(md, " %s |", mix_name[k]);
+	fprintf(md, " load s |\n|---|---:|---:|---:|---:|---:|");
+	for (k = 0; k < NMIX; k++)
+		fprintf(md, "---:|");
+	fprintf(md, "---:|\n");
+}
+
+static struct frame *mixbuf[NMIX];
+
 int main(int argc, char **argv)
 {
-	static const int counts_full[] = { 1, 1000, 100000, 1000000 };
+	static const int counts_full[] = { 1, 1000, 10000, 100000, 1000000 };
 	static const int counts_quick[] = { 1, 1000, 100000 };
-	static const int masks[] = { 1, 8, 32 };
+	static const int masks_std[] = { 1, 8, 32 };
+	static const int masks_scale[] = { 1, 8, 32, 128, 512 };
+	static const int counts_scale[] = { 10000, 100000 };
+	static const int xf_full[] = { 1, 1000, 10000 }, xf_quick[] = { 1000 };
+	const int *masks = masks_std, *counts, *xfn;
+	int nm = 3, scale = 0, nxf;
 	const char *out = NULL, *build = "build";
-	int quick = 0, c, ci, mi, nc, err, repeat = REPEAT, passes = PASSES, only_n = 0, only_m = 0;
-	int only_cb = 0, xf_fd = -1;
-	const int *counts;
-	struct frame *mix = calloc(NPKT, sizeof(*mix));
+	int quick = 0, c, ci, mi, nc, err, repeat = REPEAT, passes = PASSES, only_n = 0, only_m = 0, k;
+	int cnt[NMIX], only_cb = 0, xf_fd = -1;
 	struct bpf_object *o1 = NULL, *o2 = NULL;
 	char path[512];
-	double floor_drop, floor_parse, xf = -1;
+	double floor_drop, floor_parse, v[NMIX];
 	FILE *md = stdout;
 	struct utsname un;
 	time_t tnow = time(NULL);
 	char date[64];
 
-	while ((c = getopt(argc, argv, "qo:b:n:m:c:")) != -1) {
+	while ((c = getopt(argc, argv, "qso:b:n:m:c:")) != -1) {
 		switch (c) {
 		case 'q': quick = 1; break;
+		case 's': scale = 1; break;
 		case 'o': out = optarg; break;
 		case 'b': build = optarg; break;
 		case 'n': only_n = atoi(optarg); break;
 		case 'm': only_m = atoi(optarg); break;
 		case 'c': only_cb = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: %s [-q] [-o FILE.md] [-b BUILD] [-n RULES -m MASKS] [-c ACL_RULES]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-q] [-s] [-o FILE.md] [-b BUILD] [-n RULES -m MASKS] "
+				"[-c ACL_RULES]\n", argv[0]);
 			return 2;
 		}
 	}
 	if (quick) {
-		repeat = 1000;
 		passes = 3;
+		nm = 2;		/* 1 and 8 masks */
 	}
 	counts = quick ? counts_quick : counts_full;
-	nc = quick ? 3 : 4;
-	if (only_n && !quick)
-		nc = 4;
-	if (!mix)
-		return 1;
+	nc = quick ? 3 : 5;
+	if (only_n)
+		counts = counts_full, nc = 5;
+	xfn = quick ? xf_quick : xf_full;
+	nxf = quick ? 1 : 3;
+	if (scale) {
+		counts = counts_scale;
+		nc = quick ? 1 : 2;
+		masks = masks_scale;
+		nm = 5;
+		nxf = 0;
+	}
+	for (k = 0; k < NMIX; k++)
+		if (!(mixbuf[k] = calloc(NPKT, sizeof(struct frame))))
+			return 1;
 	if (out && !(md = fopen(out, "w"))) {
 		perror(out);
 		return 1;
 	}
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
 	t_pin_cpu(1);
 	uname(&un);
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&tnow));
 
 	{
-		/* the mix for the floors and xdp-filter: the same frames */
+		/* the floors run on the miss mixes, v4 and v6 */
 		struct t_rng g = { 42 };
-		int i;
 
-		for (i = 0; i < NPKT; i++)
-			frame_for(&g, NULL, &mix[i]);
+		build_mixes(&g, NULL, 0, 1, mixbuf, cnt);
 	}
 	snprintf(path, sizeof(path), "%s/bench/floor_drop.bpf.o", build);
 	err = load_prog(path, "floor_drop", &o1);
@@ -433,67 +614,93 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", path, strerror(-err));
 		return 1;
 	}
-	floor_drop = measure(err, mix, NPKT, repeat, passes);
+	floor_drop = row_measure(err, mixbuf, cnt, repeat, passes, v);
 	snprintf(path, sizeof(path), "%s/bench/floor_parse.bpf.o", build);
 	err = load_prog(path, "floor_parse", &o2);
 	if (err < 0) {
 		fprintf(stderr, "%s: %s\n", path, strerror(-err));
 		return 1;
 	}
-	floor_parse = measure(err, mix, NPKT, repeat, passes);
 
-	fprintf(md, "# Per-packet cost, BPF_PROG_TEST_RUN\n\n");
-	fprintf(md, "Machine: %s %s, %ld CPUs; date %s.\n", un.nodename, un.release,
-		sysconf(_SC_NPROCESSORS_ONLN), date);
-	fprintf(md, "Method: a mix of %d distinct UDP/IPv4 frames, each run with repeat %d; "
-		"the mean over the mix, median of %d passes.  xtcam rows: 50%% of the mix "
-		"hits a rule (frames built from random rules), 50%% misses.\n\n",
-		NPKT, repeat, passes);
-	fprintf(md, "| program | rules | masks | tuples | ns/pkt | x floor | load s |\n");
-	fprintf(md, "|---|---:|---:|---:|---:|---:|---:|\n");
-	fprintf(md, "| XDP_DROP (floor) | - | - | - | %.1f | 1.00 | - |\n", floor_drop);
-	fprintf(md, "| parser only, drop | - | - | - | %.1f | %.2f | - |\n", floor_parse,
+	fprintf(md, "# %s, BPF_PROG_TEST_RUN\n\n", scale ? "Cost against the number of masks" :
+		"Per-packet cost");
+	{
+		double la[3] = { 0 };
+
+		getloadavg(la, 3);
+		fprintf(md, "Machine: %s %s, %ld CPUs (shared with other work: load average %.2f "
+			"%.2f %.2f at the start); date %s.\n", un.nodename, un.release,
+			sysconf(_SC_NPROCESSORS_ONLN), la[0], la[1], la[2], date);
+	}
+	fprintf(md, "Method: four mixes of %d distinct UDP frames each (hits on IPv4 rules, IPv4 "
+		"misses, hits on IPv6 rules, IPv6 misses), 1000 in all; every frame run with repeat %d, the mean "
+		"over a mix, median of %d passes; ns/pkt is the mean of the mixes measured (a set "
+		"with one mask has IPv4 rules only).  Rule sets: masks are shapes of (source "
+		"prefix, destination prefix, destination port, source port); odd shapes are IPv6.  "
+		"Floors and xdp-filter's misses run on the same miss mixes.  Command: `%s%s`.\n\n",
+		MIXN, repeat, passes, "bench_tr", scale ? " -s" : (quick ? " -q" : ""));
+	row_head(md);
+	fprintf(md, "| XDP_DROP (floor) | - | - | - | %.1f | 1.00 |", floor_drop);
+	fmt_mixes(md, v);
+	fprintf(md, " - |\n");
+	floor_parse = row_measure(err, mixbuf, cnt, repeat, passes, v);
+	fprintf(md, "| parser only, drop | - | - | - | %.1f | %.2f |", floor_parse,
 		floor_parse / floor_drop);
+	fmt_mixes(md, v);
+	fprintf(md, " - |\n");
 	fflush(md);
 
-	{
-		/* xdp-filter: 1000 exact destination ports, the mix's frames hit
-		 * for half of them as for xtcam */
+	/* xdp-filter: N exact destination ports; hits carry one of them */
+	for (ci = 0; ci < nxf; ci++) {
+		int n = xfn[ci], i, fd;
 		struct t_rng g = { 7 };
-		uint16_t ports[1000];
-		struct frame *xm = calloc(NPKT, sizeof(*xm));
-		int i, fd;
+		uint16_t *ports;
+		double mean;
 
-		for (i = 0; i < 1000; i++)
+		if (only_cb && n != 1000)
+			continue;
+		ports = calloc((size_t)n, sizeof(*ports));
+		if (!ports)
+			return 1;
+		for (i = 0; i < n; i++)
 			ports[i] = (uint16_t)(1 + t_below(&g, 65535));
-		for (i = 0; i < NPKT && xm; i++) {
-			frame_for(&g, NULL, &xm[i]);
-			if (i % 2) {
-				uint16_t p = htons(ports[t_below(&g, 1000)]);
+		build_mixes(&g, NULL, 0, 2, mixbuf, cnt);
+		for (k = 0; k < NMIX; k += 2) {
+			cnt[k] = MIXN;
+			for (i = 0; i < MIXN; i++) {
+				uint16_t p = htons(ports[t_below(&g, (uint32_t)n)]);
+				int l4 = 14 + (k == HIT6 ? 40 : 20);
 
-				memcpy(xm[i].buf + 14 + 20 + 2, &p, 2);
+				memcpy(&mixbuf[k][i], &mixbuf[k + 1][i], sizeof(struct frame));
+				memcpy(mixbuf[k][i].buf + l4 + 2, &p, 2);
 			}
 		}
-		fd = xf_setup(1000, ports);
-		if (fd >= 0 && xm) {
-			xf = measure(fd, xm, NPKT, repeat, passes);
-			xf_fd = fd;      /* kept for the ACL rows */
-			fprintf(md, "| xdp-filter (1000 dst ports) | 1000 | 1 | - | %.1f | %.2f | - |\n",
-				xf, xf / floor_drop);
+		fd = xf_setup(n, ports);
+		if (fd >= 0) {
+			mean = row_measure(fd, mixbuf, cnt, repeat, passes, v);
+			if (n == 1000 && xf_fd < 0)
+				xf_fd = fd;	/* kept for the ACL rows */
+			else
+				close(fd);
+			fprintf(md, "| xdp-filter (dst ports) | %d | 1 | - | %.1f | %.2f |", n, mean,
+				mean / floor_drop);
+			fmt_mixes(md, v);
+			fprintf(md, " - |\n");
 		} else {
-			fprintf(md, "| xdp-filter | (could not load: %s) | | | | | |\n", strerror(-fd));
+			fprintf(md, "| xdp-filter | %d | (could not load: %s) | | | | | | | | |\n", n,
+				strerror(-fd));
 		}
-		free(xm);
+		xf_cleanup();
+		free(ports);
+		fflush(md);
 	}
-	fflush(md);
 
 	for (ci = 0; ci < nc && !only_cb; ci++) {
-		for (mi = 0; mi < 3; mi++) {
+		for (mi = 0; mi < nm; mi++) {
 			int n = counts[ci], m = masks[mi], i;
 			struct xtcam_block_spec spec = { .capacity = (__u32)(n < 1024 ? 1024 : n) };
-			struct xtcam_rule *rules = calloc((size_t)n, sizeof(*rules));
-			struct xtcam_dp_op *ops = calloc((size_t)n, sizeof(*ops));
-			struct frame *fr = calloc(NPKT, sizeof(*fr));
+			struct xtcam_rule *rules;
+			struct xtcam_dp_op *ops;
 			struct t_rng g = { 1000u + (uint64_t)n * 7 + (uint64_t)m };
 			struct xtcam_dp_info info;
 			struct xtcam_dp *dp;
@@ -502,7 +709,11 @@ int main(int argc, char **argv)
 
 			if ((only_n && n != only_n) || (only_m && m != only_m))
 				continue;
-			if (!rules || !ops || !fr)
+			if (n == 1 && mi > 0)
+				continue;	/* one rule has one mask */
+			rules = calloc((size_t)n, sizeof(*rules));
+			ops = calloc((size_t)n, sizeof(*ops));
+			if (!rules || !ops)
 				return 1;
 			for (i = 0; i < n; i++) {
 				gen_rule(&g, i, m, &rules[i]);
@@ -518,56 +729,52 @@ int main(int argc, char **argv)
 			err = xtcam_dp_apply(dp, ops, (size_t)n, e, sizeof(e));
 			t1 = now();
 			if (err) {
-				fprintf(stderr, "apply %d rules: %s (%s)\n", n, strerror(-err), e);
-				return 1;
+				fprintf(md, "| xtcam | %d | %d | - | (refused: %s, %s) | | | | | | |\n", n, m,
+					strerrorname_np(-err) ?: "?", e);
+			} else {
+				xtcam_dp_info(dp, &info, false);
+				build_mixes(&g, rules, n, m, mixbuf, cnt);
+				ns = row_measure(xtcam_dp_parse_fd(dp), mixbuf, cnt, repeat, passes, v);
+				fprintf(md, "| xtcam | %d | %d | %u | %.1f | %.2f |", n, n < m ? n : m,
+					info.ntuples, ns, ns / floor_drop);
+				fmt_mixes(md, v);
+				fprintf(md, " %.2f |\n", t1 - t0);
 			}
-			xtcam_dp_info(dp, &info, false);
-			for (i = 0; i < NPKT; i++)
-				frame_for(&g, i % 2 ? NULL : &rules[t_below(&g, (uint32_t)n)], &fr[i]);
-			ns = measure(xtcam_dp_parse_fd(dp), fr, NPKT, repeat, passes);
-			fprintf(md, "| xtcam | %d | %d | %u | %.1f | %.2f | %.2f |\n", n,
-				n < m ? n : m, info.ntuples, ns, ns / floor_drop, t1 - t0);
 			fflush(md);
 			xtcam_dp_free(dp);
 			free(rules);
 			free(ops);
-			free(fr);
 		}
 	}
-	{
+	for (k = 0; k < 2 && !scale; k++) {
 		static const int acl_full[] = { 10000, 100000 };
-		int k, fam;
+		int n = only_cb ? only_cb : acl_full[k], fam;
 
-		fprintf(md, "\n## ClassBench-style ACLs\n\n");
-		fprintf(md, "Half of the mix is built from random rules, half from the same address "
-			"clusters (hits or misses); xdp-filter runs over the same frames with its "
-			"1000 ports.\n\n");
-		fprintf(md, "| family | rules | entries | masks | tuples | max chain | ns/pkt | x floor "
-			"| xdp-filter ns | x xdp-filter | load s |\n");
-		fprintf(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-		for (k = 0; k < 2; k++) {
-			int n = only_cb ? only_cb : acl_full[k];
-
-			if ((quick && !only_cb && k) || (only_cb && k))
-				break;
-			for (fam = 4; fam <= 6; fam += 2) {
-				err = cb_rows(md, n, fam, xf_fd, floor_drop, repeat, passes);
-				if (err)
-					fprintf(md, "| IPv%d | %d | (failed: %s) | | | | | | | | |\n",
-						fam, n, strerror(-err));
-			}
+		if ((quick && !only_cb && k) || (only_cb && k))
+			break;
+		if (!k) {
+			fprintf(md, "\n## ClassBench-style ACLs\n\n");
+			fprintf(md, "Half of the mix is built from random rules, half from the same "
+				"address clusters (hits or misses); xdp-filter runs over the same frames "
+				"with its 1000 ports.\n\n");
+			fprintf(md, "| family | rules | entries | masks | tuples | max chain | ns/pkt | "
+				"x floor | xdp-filter ns | x xdp-filter | load s |\n");
+			fprintf(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+		}
+		for (fam = 4; fam <= 6; fam += 2) {
+			err = cb_rows(md, n, fam, xf_fd, floor_drop, repeat, passes);
+			if (err)
+				fprintf(md, "| IPv%d | %d | (failed: %s) | | | | | | | | |\n", fam, n,
+					strerror(-err));
 		}
 	}
 	if (xf_fd >= 0)
 		close(xf_fd);
-	xf_cleanup();
-	if (xf > 0)
-		fprintf(md, "\nxdp-filter: %.1f ns/pkt on its mix (half of the frames hit one of its "
-			"1000 ports).\n", xf);
 	bpf_object__close(o1);
 	bpf_object__close(o2);
 	if (md != stdout)
 		fclose(md);
-	free(mix);
+	for (k = 0; k < NMIX; k++)
+		free(mixbuf[k]);
 	return 0;
 }

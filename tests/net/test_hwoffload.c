@@ -121,6 +121,19 @@ static bool has(const char *cmd_out, const char *what)
 	return cmd_out && strstr(cmd_out, what);
 }
 
+/* is an xtcam_hw program offloaded to dev (bpftool prog show)? */
+static bool hw_prog_on(const char *dev)
+{
+	char *o = NULL, want[64];
+	bool r;
+
+	cr_assert_eq(t_sh(&o, "bpftool prog show"), 0, "%s", o);
+	snprintf(want, sizeof(want), "offloaded_to %s ", dev);
+	r = has(o, "name xtcam_hw") && has(o, want);
+	free(o);
+	return r;
+}
+
 Test(hwoffload, bind_replays_rules_into_the_device)
 {
 	char p[1][16], dir[256], *o = NULL;
@@ -195,9 +208,7 @@ Test(hwoffload, bind_replays_rules_into_the_device)
 	cr_assert(!has(o, "xdp"), "%s", o);
 	free(o);
 	cr_assert_neq(access(dir, F_OK), 0, "%s is gone", dir);
-	cr_assert_eq(t_sh(&o, "bpftool prog show"), 0);
-	cr_assert(!has(o, "xtcam_hw"), "no offloaded program left: %s", o);
-	free(o);
+	cr_assert(!hw_prog_on(p[0]), "no offloaded program left");
 }
 
 Test(hwoffload, too_many_entries_refused_auto_lands_native)
@@ -223,9 +234,7 @@ Test(hwoffload, too_many_entries_refused_auto_lands_native)
 	cr_assert(!has(o, "xdp"), "%s", o);
 	free(o);
 	cr_assert_neq(access(dir, F_OK), 0, "no offload objects pinned");
-	cr_assert_eq(t_sh(&o, "bpftool prog show"), 0);
-	cr_assert(!has(o, "xtcam_hw"), "nothing loaded on the device: %s", o);
-	free(o);
+	cr_assert(!hw_prog_on(p[0]), "nothing loaded on the device");
 
 	/* auto: native, and says why not hw */
 	XT_OK("bind b dev %s", p[0]);
@@ -258,8 +267,9 @@ Test(hwoffload, too_many_entries_refused_auto_lands_native)
 }
 
 /* a debugfs knob at N makes hw refuse with the kernel's reason and change
- * nothing; auto then lands on native */
-static void knob_refuses(const char *knob, const char *reason)
+ * nothing; auto then lands on native (with_auto: a native bind costs tens
+ * of seconds under TCG) */
+static void knob_refuses(const char *knob, const char *reason, bool with_auto)
 {
 	char p[1][16], dir[256], path[300], *o = NULL;
 	int id = nsim_new(1, p);
@@ -277,9 +287,14 @@ static void knob_refuses(const char *knob, const char *reason)
 	cr_assert(has(o, "\"bindings\":[]"), "%s", o);
 	free(o);
 	cr_assert_neq(access(dir, F_OK), 0, "no offload objects pinned");
-	cr_assert_eq(t_sh(&o, "{ ip link show dev %s; bpftool prog show; }", p[0]), 0);
-	cr_assert(!has(o, "xdp") && !has(o, "xtcam_hw"), "%s", o);
+	cr_assert_eq(t_sh(&o, "ip link show dev %s", p[0]), 0);
+	cr_assert(!has(o, "xdp"), "%s", o);
 	free(o);
+	cr_assert(!hw_prog_on(p[0]), "nothing loaded on the device");
+	if (!with_auto) {
+		SH_OK("echo Y > %s", path);
+		return;
+	}
 	XT_OK("bind b dev %s mode auto", p[0]);
 	cr_assert_eq(t_xtcam(&o, "-j block show b"), 0);
 	cr_assert(has(o, "\"mode\":\"native\"") && has(o, "\"refused\":\"hw: ") && has(o, reason),
@@ -291,17 +306,17 @@ static void knob_refuses(const char *knob, const char *reason)
 
 Test(hwoffload, knob_bind_verifier_accept)
 {
-	knob_refuses("bpf_bind_verifier_accept", "the device takes no offloaded program");
+	knob_refuses("bpf_bind_verifier_accept", "the device takes no offloaded program", true);
 }
 
 Test(hwoffload, knob_map_accept)
 {
-	knob_refuses("ports/0/bpf_map_accept", "the device takes no offloaded map");
+	knob_refuses("ports/0/bpf_map_accept", "the device takes no offloaded map", false);
 }
 
 Test(hwoffload, knob_xdpoffload_accept)
 {
-	knob_refuses("ports/0/bpf_xdpoffload_accept", "XDP offload disabled in DebugFS");
+	knob_refuses("ports/0/bpf_xdpoffload_accept", "XDP offload disabled in DebugFS", true);
 }
 
 Test(hwoffload, ports_of_one_device_share_other_devices_do_not)
@@ -345,9 +360,7 @@ Test(hwoffload, ports_of_one_device_share_other_devices_do_not)
 	cr_assert_neq(access(da, F_OK), 0, "the last port gone: unpinned");
 	cr_assert_eq(dev_nentries(dc), 1);
 	XT_OK("unbind b dev %s", c[0]);
-	cr_assert_eq(t_sh(&o, "bpftool prog show"), 0);
-	cr_assert(!has(o, "xtcam_hw"), "%s", o);
-	free(o);
+	cr_assert(!hw_prog_on(a[0]) && !hw_prog_on(c[0]), "no offloaded program left");
 }
 
 Test(hwoffload, offloaded_and_native_at_once)
@@ -398,4 +411,27 @@ Test(hwoffload, refusals_for_rules_the_offload_cannot_run)
 	cr_assert(has(o, "[]"), "nothing added: %s", o);
 	free(o);
 	XT_OK("unbind b dev %s", p[0]);
+}
+
+Test(hwoffload, device_removed_while_bound)
+{
+	char p[1][16], dir[256], *o = NULL;
+	int id = nsim_new(1, p);
+
+	pindir(dir, sizeof(dir), "b", id);
+	XT_OK("block add b");
+	XT_OK("rule add b prio 1 ip_proto udp action drop");
+	XT_OK("bind b dev %s mode hw", p[0]);
+	SH_OK("echo %d > " BUS "/del_device", id);
+	ids[--nids] = 0;
+	cr_assert_eq(t_xtcam(&o, "-j block show b"), 0, "%s", o);
+	cr_assert(has(o, "\"state\":\"gone\""), "%s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "-j rule show b"), 0, "rule show still answers: %s", o);
+	free(o);
+	XT_OK("unbind b dev %s", p[0]);
+	cr_assert_neq(access(dir, F_OK), 0, "%s is gone", dir);
+	cr_assert_eq(t_xtcam(&o, "-j block show b"), 0, "%s", o);
+	cr_assert(has(o, "\"bindings\":[]"), "%s", o);
+	free(o);
 }

@@ -6,15 +6,18 @@
  * but map lookup, no per-CPU map, counters by atomic add, verdicts drop,
  * pass and tx only.  It also runs in native XDP, which is how the tests
  * prove its verdicts.
+ *
+ * No global data either: an offloaded map has no direct value access, so
+ * the kernel refuses a device-bound program that reads .rodata ("no
+ * direct value access support for this map type").  The device's limit is
+ * the size the loader gives hw_entries: a lookup past it finds nothing,
+ * and cfg.nentries never exceeds it.
  */
 #include "parse.h"
 #include "xtcam/table.h"
 #include "xtcam/hw.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-/* entries the loader sized the maps to (the device's limit) */
-const volatile __u32 hw_max = XTCAM_HW_MAX_ENTRIES;
 
 /* entries in use and the default action */
 struct {
@@ -99,10 +102,12 @@ int xtcam_hw(struct xdp_md *ctx)
 		struct xtcam_hw_act *a;
 		__u32 idx = i;
 
-		if (i >= hw_max || i >= n)
+		if (i >= n)
 			break;
 		e = bpf_map_lookup_elem(&hw_entries, &idx);
-		if (!e || !hw_match(&hk, e))
+		if (!e)
+			break;          /* past the device's map */
+		if (!hw_match(&hk, e))
 			continue;
 		a = bpf_map_lookup_elem(&hw_acts, &idx);
 		if (!a)

@@ -139,6 +139,41 @@ int xtcam_hw_compile(const struct xtcam_rule *rules, size_t n, __u32 dflt, __u32
 	return e;
 }
 
+int xtcam_hw_counters_assign(struct xtcam_hw_table *t, const __u32 *prev, __u32 max,
+			     __u32 *next)
+{
+	__u32 idx[XTCAM_HW_MAX_ENTRIES], r, i;
+
+	if (max > XTCAM_HW_MAX_ENTRIES)
+		max = XTCAM_HW_MAX_ENTRIES;
+	if (t->nrules > max)
+		return -ENOSPC;
+	memset(next, 0, XTCAM_HW_MAX_ENTRIES * sizeof(*next));
+	for (r = 0; r < t->nrules; r++) {
+		idx[r] = max;
+		for (i = 0; prev && i < max; i++)
+			if (prev[i] && prev[i] == t->handle[r]) {
+				idx[r] = i;
+				next[i] = t->handle[r];
+				break;
+			}
+	}
+	for (r = 0; r < t->nrules; r++) {
+		if (idx[r] < max)
+			continue;
+		/* a free index: no rule kept it or took it */
+		for (i = 0; i < max && next[i]; i++)
+			;
+		if (i == max)
+			return -ENOSPC;
+		idx[r] = i;
+		next[i] = t->handle[r];
+	}
+	for (i = 0; i < t->nentries; i++)
+		t->act[i].cnt = idx[t->act[i].cnt];
+	return 0;
+}
+
 int xtcam_hw_lookup(const struct xtcam_hw_table *t, const struct xtcam_key *k,
 		    __u32 *action)
 {

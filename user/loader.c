@@ -142,6 +142,7 @@ static void undo_pending(struct xtcam_ctx *c, const struct xtcam_bind_key *k,
 		if (!xtcam_ns_open(r->netns, &nsfd, NULL, NULL, 0)) {
 			if (!xtcam_ns_enter(nsfd, &back)) {
 				find_orphan(r->ifindex, &info);
+				xtcam_hw_undo(r->ifindex);
 				xtcam_ns_leave(back);
 			}
 			close(nsfd);
@@ -168,6 +169,7 @@ void xtcam_close(struct xtcam_ctx *c)
 		return;
 	if (c->core && !IS_ERR(c->core))
 		xtcam_core_free(c->core);   /* unbinds with keep: kernel state stays */
+	xtcam_hw_ctx_free(c);
 	xtcam_state_close(c->st);
 	free(c);
 }
@@ -187,6 +189,7 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 		return -ENOMEM;
 	INIT_LIST_HEAD(&c->xdp_list);
 	INIT_LIST_HEAD(&c->hw_list);
+	INIT_LIST_HEAD(&c->hw_idents);
 	c->flags = flags;
 	c->be_hw = (struct xtcam_backend){ "hw", xtcam_hw_setup, c };
 	c->be_native = (struct xtcam_backend){ "native", xtcam_xdp_setup, c };
@@ -269,9 +272,11 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 		}
 		c->req.netns = recs[i].netns;
 		c->req.dev = recs[i].dev;
+		snprintf(c->req.offload, sizeof(c->req.offload), "%s", recs[i].offload);
 		e = xtcam_bind(c->core, b, dev, be, recs[i].binder, XTCAM_BIND_RESTORE, msg,
 			       sizeof(msg));
 		c->req.netns = NULL;
+		c->req.offload[0] = 0;
 		if (e) {
 			set_err(err, errlen, "binding %s of block %s: cannot restore it: %s",
 				recs[i].dev, recs[i].block, msg[0] ? msg : strerror(-e));
@@ -284,6 +289,8 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 		char dir[256];
 		struct stat sb;
 
+		if (b && !b->nbindings)
+			xtcam_hw_orphans(c, brecs[i].name);
 		if (b && !b->nbindings &&
 		    !xtcam_state_block_dir(c->st, brecs[i].name, "xdp", dir, sizeof(dir)) &&
 		    !stat(dir, &sb)) {
@@ -294,12 +301,15 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 	}
 	/* data paths after an interrupted change: back to the registry */
 	for (i = 0; i < nb; i++) {
+		struct xtcam_block *b = xtcam_block_find(c->core, brecs[i].name);
 		struct xdp_blk *x;
 
-		if (!dirty[i])
+		if (!dirty[i] || !b)
 			continue;
-		x = xtcam_xdp_blk(xtcam_block_find(c->core, brecs[i].name));
+		x = xtcam_xdp_blk(b);
 		if (x && (e = xtcam_xdp_reconcile(x, err, errlen)))
+			goto fail;
+		if ((e = xtcam_hw_reconcile(b, err, errlen)))
 			goto fail;
 	}
 	free(brecs);
@@ -425,12 +435,11 @@ static bool binding_gone(const struct xtcam_bind_rec *r)
 		return true;                    /* a new one under the old name */
 	}
 	if (!xtcam_ns_enter(nsfd, &back)) {
-		if (!strcmp(r->mode, "hw")) {
-			ok = 1;
-		} else {
-			info_of(r, &info);
+		info_of(r, &info);
+		if (!strcmp(r->mode, "hw"))
+			ok = xtcam_hw_attached(&info) == 1;
+		else
 			ok = xtcam_attach_check(&info) == 1;
-		}
 		xtcam_ns_leave(back);
 	}
 	close(nsfd);
@@ -451,6 +460,7 @@ static json_object *binding_json(const struct xtcam_bind_rec *r)
 	json_object_object_add(o, "requested", jstr(r->requested));
 	json_object_object_add(o, "refused", jstr(r->refused));
 	json_object_object_add(o, "note", jstr(r->note));
+	json_object_object_add(o, "offload", jstr(r->offload));
 	json_object_object_add(o, "dispatcher", json_object_new_boolean(r->dispatcher));
 	json_object_object_add(o, "state", jstr(binding_gone(r) ? "gone" : "active"));
 	return o;
@@ -661,13 +671,20 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 		c->req.dev = r->dev;
 		c->req.force = r->force;
 		memset(&c->req.info, 0, sizeof(c->req.info));
+		c->req.offload[0] = 0;
+		c->req.hw = NULL;
 		e = xtcam_bind(c->core, b, dev, be, rec.binder, 0, msg, sizeof(msg));
-		if (!e && be != &c->be_hw) {
-			enum xtcam_mode m = be == &c->be_native ? XTCAM_MODE_NATIVE :
+		if (!e) {
+			enum xtcam_mode m = be == &c->be_hw ? XTCAM_MODE_HW :
+					    be == &c->be_native ? XTCAM_MODE_NATIVE :
 						XTCAM_MODE_GENERIC;
 
-			e = attach_dev(c, b, netns, ifindex, m, r->force, &c->req.info, msg,
-				       sizeof(msg));
+			if (m == XTCAM_MODE_HW)
+				e = xtcam_hw_attach(c, ifindex, r->force, &c->req.info, msg,
+						    sizeof(msg));
+			else
+				e = attach_dev(c, b, netns, ifindex, m, r->force, &c->req.info, msg,
+					       sizeof(msg));
 			if (e) {
 				char m2[XTCAM_ERRMSG_MAX];
 
@@ -678,6 +695,7 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 				rec.attach_mode = c->req.info.mode;
 				rec.dispatcher = c->req.info.dispatcher;
 				rec.prog_id = c->req.info.prog_id;
+				snprintf(rec.offload, sizeof(rec.offload), "%s", c->req.offload);
 				xtcam_state_binding_put(c->st, &key, &rec);
 			}
 		}
@@ -1068,6 +1086,7 @@ int xtcam_cmd_rule_show(struct xtcam_ctx *c, const char *block, json_object **ou
 
 		if (x)
 			xtcam_dp_rule_counters(x->dp, r->handle, &cnt);
+		xtcam_hw_rule_stats(b, r->handle, &cnt);
 		json_object_object_add(o, "handle", json_object_new_int64(r->handle));
 		json_object_object_add(o, "prio", json_object_new_int64(r->prio));
 		json_object_object_add(o, "match", xtcam_rule_match_json(r, &spec));
@@ -1103,6 +1122,8 @@ int xtcam_cmd_counters_reset(struct xtcam_ctx *c, const char *block, char *err, 
 	x = xtcam_xdp_blk(b);
 	if (x)
 		e = xtcam_dp_counters_reset(x->dp);
+	if (!e)
+		e = xtcam_hw_counters_reset(b);
 	if (e)
 		set_err(err, errlen, "block %s: %s", block, strerror(-e));
 	return e;

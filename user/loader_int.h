@@ -7,6 +7,8 @@
 #include "xtcam/core.h"
 #include "xtcam/dp.h"
 #include "xtcam/loader.h"
+#include "xtcam/state.h"
+#include "xtcam/table.h"
 #include "attach.h"
 #include "state.h"
 
@@ -28,7 +30,8 @@ struct xtcam_ctx {
 	struct xtcam_net *host_net;
 	struct xtcam_backend be_hw, be_native, be_generic;
 	struct list_head xdp_list;      /* flow_block_cb driver list */
-	struct list_head hw_list;
+	struct list_head hw_list;       /* the hw backend's driver list */
+	struct list_head hw_idents;     /* its cb_idents (backend_hw.c) */
 	unsigned int flags;
 	/* the bind or unbind in progress */
 	struct {
@@ -36,7 +39,12 @@ struct xtcam_ctx {
 		const char *dev;
 		bool force;
 		struct xtcam_attach_info info;  /* bind: what was attached */
-		const struct xtcam_attach_info *old; /* unbind: what to detach */
+		const struct xtcam_attach_info *old; /* unbind: what to detach;
+						      * restore: what is attached */
+		/* hw: the offload device ("DRIVER/BUS_INFO"); set by the
+		 * loader for a restore, by the backend on a bind */
+		char offload[XTCAM_STATE_OFFLOAD];
+		void *hw;               /* hw bind: the callback's state */
 	} req;
 };
 
@@ -47,5 +55,29 @@ int xtcam_hw_setup(struct flow_block_offload *f, struct xtcam_dev *dev, void *pr
 struct xdp_blk *xtcam_xdp_blk(struct xtcam_block *b);
 /* Bring a data path back to the block's rules (after a crash). */
 int xtcam_xdp_reconcile(struct xdp_blk *x, char *err, size_t errlen);
+
+/* --- the hw backend (backend_hw.c) --- */
+extern flow_setup_cb_t xtcam_hw_rules_cb;
+/* After a hw bind (ctx->req.hw set): attach its offloaded program to
+ * ifindex in ctx->req.netns with XDP_FLAGS_HW_MODE; refuses (-EBUSY) to
+ * replace another offloaded program unless force. */
+int xtcam_hw_attach(struct xtcam_ctx *ctx, __u32 ifindex, bool force,
+		    struct xtcam_attach_info *info, char *err, size_t errlen);
+/* Add the device counters of rule `handle` (every offload device the
+ * block is on) to *sum. */
+int xtcam_hw_rule_stats(struct xtcam_block *b, __u32 handle, struct xtcam_counter *sum);
+int xtcam_hw_counters_reset(struct xtcam_block *b);
+/* Rewrite the block's device tables from its rules (after a crash). */
+int xtcam_hw_reconcile(struct xtcam_block *b, char *err, size_t errlen);
+/* In the caller's namespace: 1 if the offloaded program of info (mode
+ * XTCAM_MODE_HW) is attached, 0 if not, -errno; and detach it. */
+int xtcam_hw_attached(const struct xtcam_attach_info *info);
+int xtcam_hw_detach(const struct xtcam_attach_info *info, char *err, size_t errlen);
+/* After a crash: a block's offload objects when it has no binding; our
+ * offloaded program on ifindex (caller's namespace). */
+void xtcam_hw_orphans(struct xtcam_ctx *ctx, const char *block);
+void xtcam_hw_undo(__u32 ifindex);
+/* the context's cb_idents, at xtcam_close() after the core */
+void xtcam_hw_ctx_free(struct xtcam_ctx *ctx);
 
 #endif

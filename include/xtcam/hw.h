@@ -57,6 +57,20 @@ struct xtcam_hw_cfg {
  * loops).  A device may take fewer: the loader sizes the maps to it. */
 #define XTCAM_HW_MAX_ENTRIES 16
 
+/*
+ * What the loader wrote to a device, kept in a host map next to the
+ * device's (hw_image, pinned with them): the rule of each counter index,
+ * so that counters can be read per rule and carried across rewrites that
+ * move rules to other indexes.  Never offloaded.
+ */
+struct xtcam_hw_image {
+	__u32 nrules;          /* counter indexes in use, from 0 */
+	__u32 nentries;        /* = hw_cfg.nentries */
+	__u32 max;             /* entries the device's maps hold */
+	__u32 seq;             /* rewrites */
+	__u32 handle[XTCAM_HW_MAX_ENTRIES];
+};
+
 /* Fill a compact key from the full key (both sides use it). */
 static inline void xtcam_hw_key_of(const struct xtcam_key *k, struct xtcam_hw_key *h)
 {

@@ -24,6 +24,14 @@ int xtcam_hw_rule_check(const struct xtcam_rule *r, char *err, size_t errlen);
 int xtcam_hw_compile(const struct xtcam_rule *rules, size_t n, __u32 dflt, __u32 max,
 		     struct xtcam_hw_table *t, char *err, size_t errlen);
 
+/* Give each rule of t a counter index that stays its own across
+ * rewrites: prev[i] is the handle that owned index i on the device (0:
+ * free; NULL: nothing before), indexes 0..max-1.  Rules in prev keep their
+ * index, new ones take free ones; t's actions point at them, and next[i]
+ * gets the new owners.  -ENOSPC when they do not fit. */
+int xtcam_hw_counters_assign(struct xtcam_hw_table *t, const __u32 *prev, __u32 max,
+			     __u32 *next);
+
 /* The table's verdict for a key, as the offloaded program gives it:
  * the entry index that matched or -1, and the action type. */
 int xtcam_hw_lookup(const struct xtcam_hw_table *t, const struct xtcam_key *k,

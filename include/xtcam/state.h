@@ -16,6 +16,7 @@
 #define XTCAM_STATE_IFNAME 16
 #define XTCAM_STATE_NETNS  64
 #define XTCAM_STATE_NOTE   192
+#define XTCAM_STATE_OFFLOAD 64
 
 /* blocks: name -> */
 struct xtcam_block_key {
@@ -63,6 +64,8 @@ struct xtcam_bind_rec {
 	char  requested[16];              /* auto, hw, native, generic */
 	char  refused[XTCAM_STATE_NOTE];  /* why better modes were refused */
 	char  note[XTCAM_STATE_NOTE];     /* e.g. no libxdp dispatcher */
+	char  offload[XTCAM_STATE_OFFLOAD]; /* hw: the offload device,
+					   * "DRIVER/BUS_INFO" */
 	__u32 state;                      /* enum xtcam_bind_state */
 	__u32 binder;                     /* enum flow_block_binder_type */
 	__u32 attach_mode;                /* struct xtcam_attach_info */

@@ -255,3 +255,42 @@ Test(hw_compile, refusals_name_the_reason)
 	cr_assert_eq(xtcam_hw_compile(r, 1, XTCAM_ACT_PASS, 16, &t, err, sizeof(err)), 0);
 	cr_assert_eq(t.nentries, 6);
 }
+
+/* each rule keeps its counter index across rewrites; new rules take free
+ * ones; entries of a rule point at its index */
+Test(hw_compile, counter_indexes_stay_with_their_rules)
+{
+	struct xtcam_rule r[4];
+	struct xtcam_hw_table t;
+	__u32 img[XTCAM_HW_MAX_ENTRIES], next[XTCAM_HW_MAX_ENTRIES];
+	char err[256];
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		t_rule(&r[i], 10u * (uint32_t)(i + 1), (uint32_t)i + 1);
+		t_match_proto(&r[i], (uint8_t)(i + 1));
+	}
+	/* handles 1, 2 */
+	cr_assert_eq(xtcam_hw_compile(r, 2, XTCAM_ACT_PASS, 4, &t, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_hw_counters_assign(&t, NULL, 4, img), 0);
+	cr_assert(img[0] == 1 && img[1] == 2 && img[2] == 0, "%u %u %u", img[0], img[1], img[2]);
+	/* handle 3 ahead of both: its entry comes first, its counter is new */
+	r[2].prio = 1;
+	cr_assert_eq(xtcam_hw_compile(r, 3, XTCAM_ACT_PASS, 4, &t, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_hw_counters_assign(&t, img, 4, next), 0);
+	cr_assert(next[0] == 1 && next[1] == 2 && next[2] == 3, "%u %u %u", next[0], next[1],
+		  next[2]);
+	cr_assert_eq(t.act[0].cnt, 2, "handle 3's entry counts at index 2");
+	cr_assert_eq(t.act[1].cnt, 0);
+	cr_assert_eq(t.act[2].cnt, 1);
+	memcpy(img, next, sizeof(img));
+	/* handle 1 goes, handle 4 comes: it takes the index handle 1 left */
+	cr_assert_eq(xtcam_hw_compile(&r[1], 3, XTCAM_ACT_PASS, 4, &t, err, sizeof(err)), 0, "%s",
+		     err);
+	cr_assert_eq(xtcam_hw_counters_assign(&t, img, 4, next), 0);
+	cr_assert(next[0] == 4 && next[1] == 2 && next[2] == 3, "%u %u %u", next[0], next[1],
+		  next[2]);
+	/* more rules than indexes */
+	cr_assert_eq(xtcam_hw_compile(r, 4, XTCAM_ACT_PASS, 16, &t, err, sizeof(err)), 0);
+	cr_assert_eq(xtcam_hw_counters_assign(&t, NULL, 3, next), -ENOSPC);
+}

@@ -201,6 +201,53 @@ void xtcam_state_close(struct xtcam_state *st)
 	free(st);
 }
 
+/* A registry pinned by a build with other record layouts cannot be read:
+ * say so instead of failing on every lookup. */
+static int layout_of(int fd, __u32 *ksz, __u32 *vsz)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*ksz = info.key_size;
+	*vsz = info.value_size;
+	return 0;
+}
+
+static int check_layout(struct xtcam_state *st, char *err, size_t errlen)
+{
+	const struct { int fd; const char *name; __u32 k, v; } m[] = {
+		{ st->fd_blocks, "blocks", sizeof(struct xtcam_block_key),
+		  sizeof(struct xtcam_block_rec) },
+		{ st->fd_rules, "rules", sizeof(struct xtcam_rule_key), sizeof(struct xtcam_rule) },
+		{ st->fd_bindings, "bindings", sizeof(struct xtcam_bind_key),
+		  sizeof(struct xtcam_bind_rec) },
+	};
+	__u32 k = 0, v = 0;
+	size_t i;
+	int e;
+
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		e = layout_of(m[i].fd, &k, &v);
+		if (e) {
+			set_err(err, errlen, "registry %s/%s: %s", st->root, m[i].name,
+				strerror(-e));
+			return e;
+		}
+		if (k != m[i].k || v != m[i].v) {
+			set_err(err, errlen, "registry %s was written by another version of "
+				"xtcam (%s holds %u+%u-byte entries, this one uses %u+%u): "
+				"unbind and flush with that version, or detach its programs "
+				"and remove %s", st->root, m[i].name, k, v, m[i].k, m[i].v,
+				st->root);
+			return -EUCLEAN;
+		}
+	}
+	return 0;
+}
+
 int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t errlen)
 {
 	struct xtcam_state *st = calloc(1, sizeof(*st));
@@ -241,6 +288,9 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 				st->root, strerror(-e));
 			goto fail;
 		}
+		e = check_layout(st, err, errlen);
+		if (e)
+			goto fail;
 	} else if (errno == ENOENT && create) {
 		struct xtcam_registry *skel = xtcam_registry__open_and_load();
 

@@ -7,7 +7,7 @@
 #   (no COMMAND)     the smoke checks (vmtest/smoke.list) on each kernel
 #   --full           everything (vmtest/full.list: the whole test suite too)
 #   --ci             the smoke checks on both kernels, console only in the
-#                    log files, a timing summary; per-kernel timeout 900 s
+#                    log files, a timing summary; per-kernel timeout 1500 s
 #   COMMAND          run COMMAND ARG... in the guest, in the project dir
 #   -s, --shell      an interactive shell in the guest (default kernel nsim)
 #   -k, --kernel K   stock, nsim or all (default all; repeat or comma-list)
@@ -64,7 +64,7 @@ done
 [ "$mode" = shell ] && ! [ -t 0 ] && die "--shell needs a terminal on stdin"
 [ "$mode" = ci ] && quiet=1
 if [ -z "$timeout" ]; then
-	case $mode in shell) timeout=0 ;; ci) timeout=900 ;; *) timeout=3600 ;; esac
+	case $mode in shell) timeout=0 ;; ci) timeout=1500 ;; *) timeout=3600 ;; esac
 fi
 [[ $timeout =~ ^[0-9]+$ ]] || die "--timeout wants seconds"
 [ -z "$cpus" ] && { cpus=$(nproc); [ "$cpus" -gt 4 ] && cpus=4; }

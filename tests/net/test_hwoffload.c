@@ -35,11 +35,6 @@ static void setup(void)
 		cr_skip_test("needs root (netdevsim, bpffs, BPF)");
 	if (access(BUS "/new_device", W_OK)) {
 		uname(&u);
-		/* Criterion shows skips only with --verbose: say it here so
-		 * tests/run.sh counts it and the reason shows */
-		fprintf(stderr, "[SKIP] hwoffload::%s: no netdevsim in kernel %s "
-			"(CONFIG_NETDEVSIM): runs in the nsim vmtest guest (vmtest/run.sh -k nsim)\n",
-			criterion_current_test->name, u.release);
 		cr_skip_test("no netdevsim in kernel %s (CONFIG_NETDEVSIM): these run in the "
 			     "nsim vmtest guest (vmtest/run.sh -k nsim)", u.release);
 	}

@@ -56,5 +56,5 @@ run "$xt" block show demo
 say "frames that arrived in $C through the redirect"
 ip -n $C -s link show veth3 | sed -n '/RX:/,/^ *[0-9]/p'
 say "the same counters as bpftool shows them (per CPU, with BTF field names)"
-run bpftool map dump pinned "/sys/fs/bpf/$XTCAM_INSTANCE/demo/xdp/counters" | head -40
+run bpftool map dump pinned "/sys/fs/bpf/$XTCAM_INSTANCE/demo/xdp/counters" | sed -n 1,40p   # reads it all: head would SIGPIPE bpftool under pipefail
 say "done: cleaning up"

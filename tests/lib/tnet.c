@@ -87,7 +87,7 @@ int t_xtcam(char **out, const char *fmt, ...)
 static char made[16][32];
 static int nmade;
 
-static int ns_add(const char *ns)
+int t_netns_add(const char *ns)
 {
 	if (t_sh(NULL, "ip netns add %s", ns))
 		return -1;
@@ -137,7 +137,7 @@ int t_pair_make(struct t_pair *p, const char *tag)
 	t_name(p->ns_b, sizeof(p->ns_b), t);
 	snprintf(p->a, sizeof(p->a), "va%s", tag);
 	snprintf(p->b, sizeof(p->b), "vb%s", tag);
-	if (ns_add(p->ns_a) || ns_add(p->ns_b))
+	if (t_netns_add(p->ns_a) || t_netns_add(p->ns_b))
 		return -1;
 	if (t_sh(NULL, "ip -n %s link add %s type veth peer name %s netns %s", p->ns_a, p->a,
 		 p->b, p->ns_b) ||

@@ -29,6 +29,8 @@ struct t_pair {
 int t_pair_make(struct t_pair *p, const char *tag);
 void t_pair_free(const struct t_pair *p);
 /* remove every namespace this process made (for .fini) */
+/* ip netns add NS, removed by t_net_cleanup() whatever the test did */
+int t_netns_add(const char *ns);
 void t_net_cleanup(void);
 
 /* send frames out of dev in namespace ns (AF_PACKET) */

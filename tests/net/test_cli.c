@@ -343,7 +343,7 @@ Test(cli, state_reached_from_inside_ip_netns_exec)
 	char ns[32], *o = NULL;
 
 	t_name(ns, sizeof(ns), "nx");
-	cr_assert_eq(t_sh(NULL, "ip netns add %s", ns), 0);
+	cr_assert_eq(t_netns_add(ns), 0);
 	XT_OK("block add seen");
 	/* /sys is remounted there; xtcam must find the host's bpffs */
 	cr_assert_eq(t_sh(&o, "ip netns exec %s %s -j block show", ns, getenv("XTCAM_BIN")), 0, "%s", o);
@@ -354,7 +354,6 @@ Test(cli, state_reached_from_inside_ip_netns_exec)
 			   ns, getenv("XTCAM_BIN")), 0, "%s", o);
 	cr_assert(strstr(o, "not visible") && strstr(o, "netns NS"), "clear refusal: %s", o);
 	free(o);
-	t_sh(NULL, "ip netns del %s", ns);
 }
 
 /* A registry pinned by a build with other record layouts is named as such,

@@ -55,6 +55,7 @@ static void teardown(void)
 		     "%s/netdevsim%d/ports/*/bpf_xdpoffload_accept; do "
 		     "[ -w $f ] && echo Y > $f; done; true; }", DBG, ids[i], DBG, ids[i], DBG, ids[i]);
 	t_xtcam(NULL, "flush");
+	t_sh(NULL, "rm -f /run/%s.lock", inst);
 	for (i = 0; i < nids; i++)
 		t_sh(NULL, "echo %d > " BUS "/del_device", ids[i]);
 	nids = 0;

@@ -41,6 +41,7 @@ static void teardown(void)
 		     other_pair.a);
 	other_loaded = false;
 	t_xtcam(NULL, "flush");
+	t_sh(NULL, "rm -f /run/%s.lock", inst);
 	t_net_cleanup();
 }
 

@@ -306,62 +306,6 @@ static int load_prog(const char *path, const char *name, struct bpf_object **obj
 
 static char XF_NS[64];	/* xtcam-bench-xf-PID: runs of others do not collide */
 
-/* the XDP program attached (native) to DEV in namespace NETNS */
-static int attached_prog(const char *netns, const char *dev, __u32 *id)
-{
-	char path[256];
-	int self = open("/proc/self/ns/net", O_RDONLY), fd, err = 0, ifindex;
-
-	snprintf(path, sizeof(path), "/run/netns/%s", netns);
-	fd = open(path, O_RDONLY);
-	if (self < 0 || fd < 0 || setns(fd, CLONE_NEWNET)) {
-		err = -errno;
-		goto out;
-	}
-	ifindex = (int)if_nametoindex(dev);
-	err = ifindex ? bpf_xdp_query_id(ifindex, XDP_FLAGS_DRV_MODE, id) : -errno;
-	if (!err && !*id)
-		err = -ENOENT;
-	if (setns(self, CLONE_NEWNET) && !err)
-		err = -errno;
-out:
-	if (self >= 0)
-		close(self);
-	if (fd >= 0)
-		close(fd);
-	return err;
-}
-
-static int prog_map_by_name(__u32 prog_id, const char *name)
-{
-	__u32 ids[16], n = 16, i;
-	struct bpf_prog_info info = { 0 };
-	__u32 len = sizeof(info);
-	int pfd = bpf_prog_get_fd_by_id(prog_id);
-
-	if (pfd < 0)
-		return -errno;
-	info.nr_map_ids = n;
-	info.map_ids = (unsigned long)ids;
-	if (bpf_obj_get_info_by_fd(pfd, &info, &len)) {
-		close(pfd);
-		return -errno;
-	}
-	close(pfd);
-	for (i = 0; i < info.nr_map_ids && i < n; i++) {
-		struct bpf_map_info mi = { 0 };
-		__u32 ml = sizeof(mi);
-		int fd = bpf_map_get_fd_by_id(ids[i]);
-
-		if (fd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &mi, &ml) && !strcmp(mi.name, name))
-			return fd;
-		close(fd);
-	}
-	return -ENOENT;
-}
-
 /* killed (make bench's bounds, ^C): remove xdp-filter's namespace, with
  * async-signal-safe calls only */
 static void on_signal(int sig)
@@ -410,10 +354,10 @@ static int xf_setup(int nports, const uint16_t *ports)
 		 XF_NS);
 	if (system(cmd))
 		return -EIO;
-	if (attached_prog(XF_NS, "xf0", &id))
+	if (t_xdp_prog_in(XF_NS, "xf0", &id))
 		return -ENOENT;
 	fd = bpf_prog_get_fd_by_id(id);
-	mfd = prog_map_by_name(id, "filter_ports");
+	mfd = t_prog_map(id, "filter_ports");
 	if (fd < 0 || mfd < 0 || ncpu > 64)
 		return -ENOENT;
 	/* the value the CLI wrote for port 1, for every port */

@@ -19,64 +19,7 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-
-static int prog_of(const char *netns, const char *dev, __u32 *id)
-{
-	char path[256];
-	int self = open("/proc/self/ns/net", O_RDONLY), fd, err = 0, ifindex;
-
-	snprintf(path, sizeof(path), "/run/netns/%s", netns);
-	fd = open(path, O_RDONLY);
-	if (self < 0 || fd < 0 || setns(fd, CLONE_NEWNET)) {
-		err = -errno;
-		goto out;
-	}
-	ifindex = (int)if_nametoindex(dev);
-	if (!ifindex)
-		err = -errno;
-	else
-		err = bpf_xdp_query_id(ifindex, XDP_FLAGS_DRV_MODE, id);
-	if (!err && !*id)
-		err = -ENOENT;
-	if (setns(self, CLONE_NEWNET) && !err)
-		err = -errno;
-out:
-	if (self >= 0)
-		close(self);
-	if (fd >= 0)
-		close(fd);
-	return err;
-}
-
-static int map_of(__u32 prog_id, const char *name)
-{
-	__u32 ids[16], i;
-	struct bpf_prog_info info = { 0 };
-	__u32 len = sizeof(info);
-	int pfd = bpf_prog_get_fd_by_id(prog_id);
-
-	if (pfd < 0)
-		return -errno;
-	info.nr_map_ids = 16;
-	info.map_ids = (unsigned long)ids;
-	if (bpf_obj_get_info_by_fd(pfd, &info, &len)) {
-		close(pfd);
-		return -errno;
-	}
-	close(pfd);
-	for (i = 0; i < info.nr_map_ids && i < 16; i++) {
-		struct bpf_map_info mi = { 0 };
-		__u32 ml = sizeof(mi);
-		int fd = bpf_map_get_fd_by_id(ids[i]);
-
-		if (fd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &mi, &ml) && !strcmp(mi.name, name))
-			return fd;
-		close(fd);
-	}
-	return -ENOENT;
-}
+#include "tlib.h"
 
 int main(int argc, char **argv)
 {
@@ -89,12 +32,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: xf_fill NETNS DEV N (1-65000)\n");
 		return 1;
 	}
-	err = prog_of(argv[1], argv[2], &id);
+	err = t_xdp_prog_in(argv[1], argv[2], &id);
 	if (err) {
 		fprintf(stderr, "xf_fill: no XDP program on %s in %s: %s\n", argv[2], argv[1], strerror(-err));
 		return 1;
 	}
-	mfd = map_of(id, "filter_ports");
+	mfd = t_prog_map(id, "filter_ports");
 	if (mfd < 0) {
 		fprintf(stderr, "xf_fill: program %u has no filter_ports map\n", id);
 		return 1;

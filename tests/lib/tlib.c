@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/if_link.h>
 #include "xtcam/compile.h"
 #include "tlib.h"
 
@@ -487,4 +490,61 @@ int t_pin_cpu(int cpu)
 bool t_have_bpf(void)
 {
 	return geteuid() == 0;
+}
+
+int t_xdp_prog_in(const char *netns, const char *dev, uint32_t *id)
+{
+	char path[256];
+	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), fd, err = 0, ifindex;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", netns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (self < 0 || fd < 0 || setns(fd, CLONE_NEWNET)) {
+		err = -errno;
+		goto out;
+	}
+	ifindex = (int)if_nametoindex(dev);
+	err = ifindex ? bpf_xdp_query_id(ifindex, XDP_FLAGS_DRV_MODE, id) : -errno;
+	if (!err && !*id)
+		err = -ENOENT;
+	if (setns(self, CLONE_NEWNET) && !err)
+		err = -errno;
+out:
+	if (self >= 0)
+		close(self);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+int t_prog_map(uint32_t prog_id, const char *name)
+{
+	__u32 ids[16], i, len;
+	struct bpf_prog_info info;
+	int pfd = bpf_prog_get_fd_by_id(prog_id);
+
+	if (pfd < 0)
+		return -errno;
+	memset(&info, 0, sizeof(info));
+	len = sizeof(info);
+	info.nr_map_ids = 16;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(pfd, &info, &len)) {
+		close(pfd);
+		return -errno;
+	}
+	close(pfd);
+	for (i = 0; i < info.nr_map_ids && i < 16; i++) {
+		struct bpf_map_info mi;
+		__u32 ml = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd < 0)
+			continue;
+		memset(&mi, 0, sizeof(mi));
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &ml) && !strcmp(mi.name, name))
+			return fd;
+		close(fd);
+	}
+	return -ENOENT;
 }

@@ -50,5 +50,10 @@ int t_scratch(struct xtcam_dp *dp, struct xtcam_scratch *s);
 /* Pin this process to one CPU (test runs then use its per-CPU maps). */
 int t_pin_cpu(int cpu);
 bool t_have_bpf(void);
+/* The id of the native XDP program on dev in namespace netns; -ENOENT when
+ * there is none. */
+int t_xdp_prog_in(const char *netns, const char *dev, uint32_t *id);
+/* An fd of program prog_id's map called name, or -errno. */
+int t_prog_map(uint32_t prog_id, const char *name);
 
 #endif

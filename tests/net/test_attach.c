@@ -301,29 +301,13 @@ static void prog_name(__u32 id, char *name)
 /* The frames count_pass (program id) has seen. */
 static __u64 count_pass_hits(__u32 id)
 {
-	struct bpf_prog_info info;
-	__u32 len = sizeof(info), maps[8], i, zero = 0;
+	int mfd = t_prog_map(id, "cp_hits");
+	__u32 zero = 0;
 	__u64 v = 0;
-	int fd = bpf_prog_get_fd_by_id(id);
 
-	cr_assert_geq(fd, 0, "program id %u: %s", id, strerror(errno));
-	memset(&info, 0, sizeof(info));
-	info.nr_map_ids = 8;
-	info.map_ids = (__u64)(unsigned long)maps;
-	cr_assert_eq(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
-	close(fd);
-	for (i = 0; i < info.nr_map_ids && i < 8; i++) {
-		struct bpf_map_info mi;
-		__u32 ml = sizeof(mi);
-		int mfd = bpf_map_get_fd_by_id(maps[i]);
-
-		cr_assert_geq(mfd, 0);
-		memset(&mi, 0, sizeof(mi));
-		cr_assert_eq(bpf_obj_get_info_by_fd(mfd, &mi, &ml), 0);
-		if (!strcmp(mi.name, "cp_hits"))
-			cr_assert_eq(bpf_map_lookup_elem(mfd, &zero, &v), 0);
-		close(mfd);
-	}
+	cr_assert_geq(mfd, 0, "program id %u: its cp_hits map: %s", id, strerror(-mfd));
+	cr_assert_eq(bpf_map_lookup_elem(mfd, &zero, &v), 0);
+	close(mfd);
 	return v;
 }
 

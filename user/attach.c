@@ -43,6 +43,7 @@
 #include "xtcam/dp.h"
 #include "attach.h"
 #include "xtcam.skel.h"
+#include "errmsg.h"
 
 #define PARSE_NAME    "xtcam_parse"
 #define PARSE_NF_NAME "xtcam_parse_nf"     /* no frags, for the dispatcher */
@@ -80,20 +81,6 @@ int xtcam_mode_parse(const char *s, enum xtcam_mode *m)
 		return 0;
 	}
 	return -EINVAL;
-}
-
-static void set_err(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
 }
 
 static const char *errname(int e)
@@ -430,14 +417,14 @@ static int pin_get(const char *dir, const char *name, int *fd, char *err, size_t
 	int n = snprintf(path, sizeof(path), "%s/%s", dir, name), e;
 
 	if (n < 0 || (size_t)n >= sizeof(path)) {
-		set_err(err, errlen, "block pins %s: path too long", dir);
+		xtcam_set_err(err, errlen, "block pins %s: path too long", dir);
 		return -ENAMETOOLONG;
 	}
 	*fd = bpf_obj_get(path);
 	if (*fd < 0) {
 		e = -errno;
 		*fd = -1;
-		set_err(err, errlen, "block pin %s: %s", path, strerror(-e));
+		xtcam_set_err(err, errlen, "block pin %s: %s", path, strerror(-e));
 		return e;
 	}
 	return 0;
@@ -478,19 +465,19 @@ static int pins_open(const char *dir, struct block_pins *b, char *err, size_t er
 		goto sys;
 	b->classify_id = pi.id;
 	if (pi.type != BPF_PROG_TYPE_XDP || !pi.jited_prog_len) {
-		set_err(err, errlen, "block %s: classifier (id %u) is %s, not a JITed "
+		xtcam_set_err(err, errlen, "block %s: classifier (id %u) is %s, not a JITed "
 			"XDP program: no XDP program can tail call it", dir, pi.id,
 			pi.type != BPF_PROG_TYPE_XDP ? "of another type" : "not JITed");
 		return -EINVAL;
 	}
 	if (bpf_map_lookup_elem(b->map[XTCAM_MAP_PROGS], &zero, &slot0)) {
 		e = -errno;
-		set_err(err, errlen, "block %s: progs[0] holds no classifier (%s)",
+		xtcam_set_err(err, errlen, "block %s: progs[0] holds no classifier (%s)",
 			dir, strerror(-e));
 		return e == -ENOENT ? -ENOENT : e;
 	}
 	if (slot0 != pi.id) {
-		set_err(err, errlen, "block %s: progs[0] holds program id %u, not the "
+		xtcam_set_err(err, errlen, "block %s: progs[0] holds program id %u, not the "
 			"pinned classifier (id %u)", dir, slot0, pi.id);
 		return -EUCLEAN;
 	}
@@ -522,14 +509,14 @@ static int pins_open(const char *dir, struct block_pins *b, char *err, size_t er
 		close(fd);
 	}
 	if (b->rodata < 0) {
-		set_err(err, errlen, "block %s: the pinned parser (id %u) has no "
+		xtcam_set_err(err, errlen, "block %s: the pinned parser (id %u) has no "
 			".rodata map", dir, pi.id);
 		return -EUCLEAN;
 	}
 	return 0;
 sys:
 	e = -errno;
-	set_err(err, errlen, "block %s: %s", dir, strerror(-e));
+	xtcam_set_err(err, errlen, "block %s: %s", dir, strerror(-e));
 	return e;
 }
 
@@ -549,7 +536,7 @@ static int prog_open(const struct block_pins *b, const char *prog,
 	obj = bpf_object__open_mem(elf, sz, &oo);
 	e = libbpf_get_error(obj);
 	if (e) {
-		set_err(err, errlen, "open the xtcam BPF object: %s", strerror(-e));
+		xtcam_set_err(err, errlen, "open the xtcam BPF object: %s", strerror(-e));
 		return e;
 	}
 	bpf_object__for_each_map(m, obj) {
@@ -567,14 +554,14 @@ static int prog_open(const struct block_pins *b, const char *prog,
 					fd = b->map[i];
 		}
 		if (fd < 0) {
-			set_err(err, errlen, "xtcam object: map %s has no counterpart "
+			xtcam_set_err(err, errlen, "xtcam object: map %s has no counterpart "
 				"in the block", name);
 			e = -EUCLEAN;
 			goto fail;
 		}
 		e = bpf_map__reuse_fd(m, fd);
 		if (e) {
-			set_err(err, errlen, "xtcam object: reuse map %s: %s", name,
+			xtcam_set_err(err, errlen, "xtcam object: reuse map %s: %s", name,
 				strerror(-e));
 			goto fail;
 		}
@@ -592,6 +579,30 @@ static int parse_open(const struct block_pins *b, struct bpf_object **objp,
 		      char *err, size_t errlen)
 {
 	return prog_open(b, PARSE_NAME, objp, err, errlen);
+}
+
+/* That program as libxdp's: *objp and *xpp to close, also on error. */
+static int libxdp_prog(const struct block_pins *b, const char *prog,
+		       struct bpf_object **objp, struct xdp_program **xpp,
+		       char *err, size_t errlen)
+{
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, xo, .prog_name = prog);
+	int e;
+
+	*xpp = NULL;
+	e = prog_open(b, prog, objp, err, errlen);
+	if (e) {
+		*objp = NULL;
+		return e;
+	}
+	xo.obj = *objp;
+	*xpp = xdp_program__create(&xo);
+	e = (int)libxdp_get_error(*xpp);
+	if (e) {
+		*xpp = NULL;
+		xtcam_set_err(err, errlen, "libxdp: program %s: %s", prog, strerror(-e));
+	}
+	return e;
 }
 
 /* Put the no-frags classifier in progs_nf[0] unless one is there: the
@@ -615,13 +626,13 @@ static int classify_nf_install(const struct block_pins *b, char *err, size_t err
 	if (!e)
 		e = bpf_object__load(obj);
 	if (e) {
-		set_err(err, errlen, "load " CLASSIFY_NF_NAME ": %s", strerror(-e));
+		xtcam_set_err(err, errlen, "load " CLASSIFY_NF_NAME ": %s", strerror(-e));
 		goto out;
 	}
 	fd = bpf_program__fd(p);
 	if (bpf_map_update_elem(b->map[XTCAM_MAP_PROGS_NF], &zero, &fd, 0)) {
 		e = -errno;
-		set_err(err, errlen, "progs_nf[0] = " CLASSIFY_NF_NAME ": %s", strerror(-e));
+		xtcam_set_err(err, errlen, "progs_nf[0] = " CLASSIFY_NF_NAME ": %s", strerror(-e));
 	}
 out:
 	bpf_object__close(obj);
@@ -636,7 +647,6 @@ static int placement(int ifindex, enum xtcam_mode mode, __u32 our_id,
 static int attach_nf(const struct block_pins *b, int ifindex, enum xtcam_mode mode,
 		     struct xtcam_attach_info *info, char *err, size_t errlen)
 {
-	DECLARE_LIBXDP_OPTS(xdp_program_opts, xo, .prog_name = PARSE_NF_NAME);
 	struct xdp_program *xp = NULL;
 	struct bpf_object *obj = NULL;
 	int e;
@@ -644,20 +654,12 @@ static int attach_nf(const struct block_pins *b, int ifindex, enum xtcam_mode mo
 	e = classify_nf_install(b, err, errlen);
 	if (e)
 		return e;
-	e = prog_open(b, PARSE_NF_NAME, &obj, err, errlen);
+	e = libxdp_prog(b, PARSE_NF_NAME, &obj, &xp, err, errlen);
 	if (e)
-		return e;
-	xo.obj = obj;
-	xp = xdp_program__create(&xo);
-	e = (int)libxdp_get_error(xp);
-	if (e) {
-		xp = NULL;
-		set_err(err, errlen, "libxdp: program %s: %s", PARSE_NF_NAME, strerror(-e));
 		goto out;
-	}
 	e = xdp_program__attach(xp, ifindex, xdp_mode(mode), 0);
 	if (e) {
-		set_err(err, errlen, "libxdp: attach %s: %s", PARSE_NF_NAME, strerror(-e));
+		xtcam_set_err(err, errlen, "libxdp: attach %s: %s", PARSE_NF_NAME, strerror(-e));
 		goto out;
 	}
 	e = placement(ifindex, mode, xdp_program__id(xp), info);
@@ -694,7 +696,7 @@ static int existing_get(int ifindex, __u32 our_config, struct existing *x,
 	memset(x, 0, sizeof(*x));
 	e = xdp_state(ifindex, &s);
 	if (e) {
-		set_err(err, errlen, "ifindex %d: %s", ifindex,
+		xtcam_set_err(err, errlen, "ifindex %d: %s", ifindex,
 			e == -ENODEV ? "no such device in this namespace" : strerror(-e));
 		return e;
 	}
@@ -707,7 +709,7 @@ static int existing_get(int ifindex, __u32 our_config, struct existing *x,
 		return -EAGAIN;         /* replaced while we looked */
 	if (e) {
 		dev_name(ifindex, dev);
-		set_err(err, errlen, "%s: XDP program id %u: %s", dev, id, strerror(-e));
+		xtcam_set_err(err, errlen, "%s: XDP program id %u: %s", dev, id, strerror(-e));
 		return e;
 	}
 	mp = multiprog_get(ifindex, &e);
@@ -819,7 +821,7 @@ static int existing_remove(int ifindex, const struct existing *x, char *err,
 			e = -EAGAIN;    /* not the one we saw any more */
 	}
 	if (e && e != -EAGAIN)
-		set_err(err, errlen, "%s: remove XDP program %s (id %u): %s", dev,
+		xtcam_set_err(err, errlen, "%s: remove XDP program %s (id %u): %s", dev,
 			x->main.name, x->main.id, strerror(-e));
 	return e;
 }
@@ -877,7 +879,7 @@ static int attach_alone(const struct block_pins *b, int ifindex, enum xtcam_mode
 		return e;
 	e = bpf_object__load(obj);
 	if (e) {
-		set_err(err, errlen, "load " PARSE_NAME ": %s", strerror(-e));
+		xtcam_set_err(err, errlen, "load " PARSE_NAME ": %s", strerror(-e));
 		goto out;
 	}
 	fd = bpf_program__fd(bpf_object__find_program_by_name(obj, PARSE_NAME));
@@ -898,7 +900,6 @@ static int attach_once(const struct block_pins *b, int ifindex, enum xtcam_mode 
 		       bool force, struct xtcam_attach_info *info, struct capture *cap,
 		       char *err, size_t errlen)
 {
-	DECLARE_LIBXDP_OPTS(xdp_program_opts, xo, .prog_name = PARSE_NAME);
 	struct xdp_program *xp = NULL;
 	struct bpf_object *obj = NULL;
 	const struct prog_desc *ours;
@@ -917,7 +918,7 @@ again:
 	describe_existing(&x, what, sizeof(what));
 	ours = existing_ours(&x);
 	if (ours) {
-		set_err(err, errlen, "%s already runs an xtcam parser (id %u, %s): "
+		xtcam_set_err(err, errlen, "%s already runs an xtcam parser (id %u, %s): "
 			"one block per device", dev, ours->id,
 			ours->this_block ? "this block" : "another block");
 		return -EBUSY;
@@ -925,7 +926,7 @@ again:
 	if (x.main.id && (!x.dispatcher || x.mode != mode)) {
 		/* libxdp cannot add to it: replace it, or leave it alone */
 		if (!force) {
-			set_err(err, errlen, "%s runs %s%s; not replacing it without "
+			xtcam_set_err(err, errlen, "%s runs %s%s; not replacing it without "
 				"force", dev, what, x.dispatcher ?
 				" (another mode)" : "");
 			return -EBUSY;
@@ -939,17 +940,9 @@ again:
 		note_add(info, "replaced %s (force)", what);
 	}
 
-	e = parse_open(b, &obj, err, errlen);
+	e = libxdp_prog(b, PARSE_NAME, &obj, &xp, err, errlen);
 	if (e)
-		return e;
-	xo.obj = obj;
-	xp = xdp_program__create(&xo);
-	e = (int)libxdp_get_error(xp);
-	if (e) {
-		xp = NULL;
-		set_err(err, errlen, "libxdp: program %s: %s", PARSE_NAME, strerror(-e));
 		goto out;
-	}
 	/* libbpf 1.1 sets BPF_F_XDP_HAS_FRAGS only at load (from SEC
 	 * "xdp.frags"), so libxdp would think we cannot take frags */
 	xdp_program__set_xdp_frags_support(xp, true);
@@ -984,7 +977,7 @@ again:
 
 		if (existing_get(ifindex, b->config_id, &y, NULL, 0) == 0 && y.main.id) {
 			describe_existing(&y, what, sizeof(what));
-			set_err(err, errlen, "%s runs %s; libxdp's dispatcher cannot take "
+			xtcam_set_err(err, errlen, "%s runs %s; libxdp's dispatcher cannot take "
 				PARSE_NAME " (an extension may not tail call into the "
 				"block's frags progs array, EINVAL) nor " PARSE_NF_NAME
 				" (%s); not replacing it without force", dev, what, nferr);
@@ -1009,11 +1002,11 @@ again:
 	}
 	if (e) {
 		if (e == -EEXIST || e == -EBUSY) {
-			set_err(err, errlen, "%s: XDP program appeared while attaching "
+			xtcam_set_err(err, errlen, "%s: XDP program appeared while attaching "
 				"(%s); libxdp: %s", dev, errname(e), cap_last(cap));
 			e = -EBUSY;
 		} else {
-			set_err(err, errlen, "attach %s to %s in %s mode: %s (%s)%s%s",
+			xtcam_set_err(err, errlen, "attach %s to %s in %s mode: %s (%s)%s%s",
 				PARSE_NAME, dev, xtcam_mode_name(mode), strerror(-e),
 				errname(e), cap->n ? "; " : "", cap_last(cap));
 		}
@@ -1021,7 +1014,7 @@ again:
 	}
 	e = placement(ifindex, mode, xdp_program__id(xp), info);
 	if (e) {
-		set_err(err, errlen, "%s: attached %s (id %u) but cannot find it "
+		xtcam_set_err(err, errlen, "%s: attached %s (id %u) but cannot find it "
 			"there (%s)", dev, PARSE_NAME, xdp_program__id(xp), strerror(-e));
 		goto out;
 	}
@@ -1051,17 +1044,17 @@ int xtcam_attach(const char *pin_dir, int ifindex, enum xtcam_mode mode,
 
 	memset(info, 0, sizeof(*info));
 	if (!pin_dir || ifindex <= 0) {
-		set_err(err, errlen, "attach: invalid block or ifindex %d", ifindex);
+		xtcam_set_err(err, errlen, "attach: invalid block or ifindex %d", ifindex);
 		return -EINVAL;
 	}
 	if (mode == XTCAM_MODE_HW) {
-		set_err(err, errlen, "attach: hw mode needs device-bound programs and "
+		xtcam_set_err(err, errlen, "attach: hw mode needs device-bound programs and "
 			"maps (the offload path), not this one");
 		return -EOPNOTSUPP;
 	}
 	if (mode != XTCAM_MODE_AUTO && mode != XTCAM_MODE_NATIVE &&
 	    mode != XTCAM_MODE_GENERIC) {
-		set_err(err, errlen, "attach: unknown mode %d", (int)mode);
+		xtcam_set_err(err, errlen, "attach: unknown mode %d", (int)mode);
 		return -EINVAL;
 	}
 	e = pins_open(pin_dir, &b, err, errlen);
@@ -1088,7 +1081,7 @@ int xtcam_attach(const char *pin_dir, int ifindex, enum xtcam_mode mode,
 	if (e) {
 		memset(info, 0, sizeof(*info));
 		if (err && errlen && !err[0])
-			set_err(err, errlen, "attach to ifindex %d: %s", ifindex,
+			xtcam_set_err(err, errlen, "attach to ifindex %d: %s", ifindex,
 				strerror(-e));
 	}
 	return e;
@@ -1241,7 +1234,7 @@ int xtcam_detach(const struct xtcam_attach_info *info, char *err, size_t errlen)
 	int e, r;
 
 	if (check_info(info)) {
-		set_err(err, errlen, "detach: not an attachment (no program id, "
+		xtcam_set_err(err, errlen, "detach: not an attachment (no program id, "
 			"ifindex or host mode)");
 		return -EINVAL;
 	}
@@ -1252,11 +1245,11 @@ int xtcam_detach(const struct xtcam_attach_info *info, char *err, size_t errlen)
 		e = r ? r : -ENOENT;
 		if (!r && info->dispatcher &&
 		    release_stale_pins((int)info->ifindex, info->prog_id) > 0)
-			set_err(err, errlen, "%s: %s (id %u) is no longer attached; "
+			xtcam_set_err(err, errlen, "%s: %s (id %u) is no longer attached; "
 				"released its stale libxdp pins", dev, PARSE_NAME,
 				info->prog_id);
 		else
-			set_err(err, errlen, "%s: %s (id %u) is not attached%s", dev,
+			xtcam_set_err(err, errlen, "%s: %s (id %u) is not attached%s", dev,
 				PARSE_NAME, info->prog_id, r ? "" :
 				" (detached, replaced or device gone)");
 		goto out;
@@ -1264,14 +1257,14 @@ int xtcam_detach(const struct xtcam_attach_info *info, char *err, size_t errlen)
 	xp = xdp_program__from_id(info->prog_id);
 	e = (int)libxdp_get_error(xp);
 	if (e) {
-		set_err(err, errlen, "%s: %s (id %u): %s", dev, PARSE_NAME,
+		xtcam_set_err(err, errlen, "%s: %s (id %u): %s", dev, PARSE_NAME,
 			info->prog_id, strerror(-e));
 		goto out;
 	}
 	e = xdp_program__detach(xp, (int)info->ifindex, xdp_mode(info->mode), 0);
 	xdp_program__close(xp);
 	if (e)
-		set_err(err, errlen, "%s: detach %s (id %u): %s%s%s", dev, PARSE_NAME,
+		xtcam_set_err(err, errlen, "%s: detach %s (id %u): %s%s%s", dev, PARSE_NAME,
 			info->prog_id, strerror(-e), cap.n ? "; libxdp: " : "",
 			cap_last(&cap));
 out:

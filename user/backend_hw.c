@@ -46,6 +46,7 @@
 #include "xtcam_hw.skel.h"
 #include "loader_int.h"
 #include "nsenter.h"
+#include "errmsg.h"
 
 #define PIN_PROG   "prog"
 #define PIN_IMAGE  "hw_image"
@@ -78,19 +79,6 @@ struct hw_dev {
 	struct xtcam_dev **ports;       /* the devices bound through it */
 	size_t nports;
 };
-
-static void errf(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void errf(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 /* --- libbpf's messages: the kernel's reason ------------------------------ */
 
@@ -246,13 +234,13 @@ static int hw_table(const struct xtcam_block *b, const char *prefix, const char 
 	for (i = 0; i < n; i++) {
 		e = xtcam_hw_rule_check(&rules[i], why, sizeof(why));
 		if (e) {
-			errf(err, errlen, "%s%s", pre, why);
+			xtcam_set_err(err, errlen, "%s%s", pre, why);
 			return e;
 		}
 		need += xtcam_rule_entries(&rules[i]);
 	}
 	if (need > max) {
-		errf(err, errlen, "%sneeds %zu entries, device %s (%s) takes %u", pre, need,
+		xtcam_set_err(err, errlen, "%sneeds %zu entries, device %s (%s) takes %u", pre, need,
 		     devname, odev, max);
 		return -E2BIG;
 	}
@@ -261,7 +249,7 @@ static int hw_table(const struct xtcam_block *b, const char *prefix, const char 
 	if (!e)
 		e = xtcam_hw_counters_assign(t, img ? img->handle : NULL, max, nimg->handle);
 	if (e) {
-		errf(err, errlen, "%s%s", pre, e == -ENOMEM ? strerror(-e) : why);
+		xtcam_set_err(err, errlen, "%s%s", pre, e == -ENOMEM ? strerror(-e) : why);
 		return e;
 	}
 	nimg->nrules = t->nrules;
@@ -389,7 +377,7 @@ int xtcam_hw_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_priv
 		}
 	}
 	if (e)
-		errf(err, sizeof(err), "handle %u: %s on device %s",
+		xtcam_set_err(err, sizeof(err), "handle %u: %s on device %s",
 		     o->ops[i - 1].rule ? o->ops[i - 1].rule->handle :
 		     o->ops[i - 1].old ? o->ops[i - 1].old->handle : 0, strerror(-e), h->devname);
 	memset(&nimg, 0, sizeof(nimg));
@@ -402,7 +390,7 @@ int xtcam_hw_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_priv
 			struct xtcam_hw_table back = h->last;
 			struct xtcam_hw_image bimg = h->img;
 
-			errf(err, sizeof(err), "writing device %s's table: %s", h->devname,
+			xtcam_set_err(err, sizeof(err), "writing device %s's table: %s", h->devname,
 			     strerror(-e));
 			/* best effort: the table as it was */
 			memset(&h->last, 0, sizeof(h->last));
@@ -547,7 +535,7 @@ static int hw_load(struct hw_dev *h, __u32 ifindex, char *err, size_t errlen)
 	e = xtcam_hw__load(skel);
 	cap_end(old);
 	if (e) {
-		errf(err, errlen, "block %s: device %s refused the offload program: %s%s%s",
+		xtcam_set_err(err, errlen, "block %s: device %s refused the offload program: %s%s%s",
 		     h->block->spec.name, h->devname, strerror(-e), cap_line[0] ? ": " : "", cap_line);
 		xtcam_hw__destroy(skel);
 		return e;
@@ -661,7 +649,7 @@ static int hw_bind(struct flow_block_offload *f, struct xtcam_dev *dev, struct x
 	struct hw_ident *ident;
 	struct hw_dev *h;
 	__u32 max = 0;
-	int nsfd, saved, e;
+	int saved, e;
 
 	if (f->binder_type != FLOW_BLOCK_BINDER_TYPE_CLSACT_INGRESS) {
 		flow_block_errmsg(f, "XDP sees only ingress traffic");
@@ -670,15 +658,11 @@ static int hw_bind(struct flow_block_offload *f, struct xtcam_dev *dev, struct x
 	f->driver_block_list = &ctx->hw_list;
 	ctx->req.hw = NULL;
 
-	e = xtcam_ns_open(ctx->req.netns, &nsfd, NULL, why, sizeof(why));
+	e = xtcam_ns_enter_name(ctx->req.netns, &saved, why, sizeof(why));
 	if (e) {
 		flow_block_errmsg(f, "%s", why);
 		return e;
 	}
-	e = xtcam_ns_enter(nsfd, &saved);
-	close(nsfd);
-	if (e)
-		return e;
 
 	if (f->restore) {
 		snprintf(odev, sizeof(odev), "%s", ctx->req.offload);
@@ -730,7 +714,7 @@ static int hw_bind(struct flow_block_offload *f, struct xtcam_dev *dev, struct x
 		h->keep = true;
 		e = hw_open_pinned(h);
 		if (e) {
-			errf(why, sizeof(why), "block %s: its offload objects in %s: %s",
+			xtcam_set_err(why, sizeof(why), "block %s: its offload objects in %s: %s",
 				 b->spec.name, h->dir, strerror(-e));
 			goto fail;
 		}
@@ -785,7 +769,7 @@ static int hw_bind(struct flow_block_offload *f, struct xtcam_dev *dev, struct x
 		if (!e) {
 			e = hw_pin(h);
 			if (e)
-				errf(why, sizeof(why), "block %s: cannot pin its offload objects in "
+				xtcam_set_err(why, sizeof(why), "block %s: cannot pin its offload objects in "
 					 "%s: %s", b->spec.name, h->dir, strerror(-e));
 		} else if (!why[0]) {
 			snprintf(why, sizeof(why), "block %s: loading the offload program for %s: %s",
@@ -853,7 +837,7 @@ int xtcam_hw_detach(const struct xtcam_attach_info *info, char *err, size_t errl
 	e = bpf_xdp_detach((int)info->ifindex, XDP_FLAGS_HW_MODE, NULL) ? -errno : 0;
 	cap_end(old);
 	if (e)
-		errf(err, errlen, "detaching the offloaded program: %s%s%s", strerror(-e),
+		xtcam_set_err(err, errlen, "detaching the offloaded program: %s%s%s", strerror(-e),
 		     cap_line[0] ? ": " : "", cap_line);
 	return e;
 }
@@ -865,15 +849,11 @@ int xtcam_hw_attach(struct xtcam_ctx *ctx, __u32 ifindex, bool force,
 	struct bpf_prog_info pi;
 	__u32 len = sizeof(pi), cur = 0;
 	libbpf_print_fn_t old;
-	int nsfd, saved, e;
+	int saved, e;
 
 	if (!h)
 		return -ENOENT;
-	e = xtcam_ns_open(ctx->req.netns, &nsfd, NULL, err, errlen);
-	if (e)
-		return e;
-	e = xtcam_ns_enter(nsfd, &saved);
-	close(nsfd);
+	e = xtcam_ns_enter_name(ctx->req.netns, &saved, err, errlen);
 	if (e)
 		return e;
 	memset(&pi, 0, sizeof(pi));
@@ -882,7 +862,7 @@ int xtcam_hw_attach(struct xtcam_ctx *ctx, __u32 ifindex, bool force,
 		goto out;
 	}
 	if (!force && !hw_prog_on(ifindex, &cur) && cur && cur != pi.id) {
-		errf(err, errlen, "%s has another offloaded XDP program (id %u): not replacing it "
+		xtcam_set_err(err, errlen, "%s has another offloaded XDP program (id %u): not replacing it "
 		     "without force", ctx->req.dev, cur);
 		e = -EBUSY;
 		goto out;
@@ -891,7 +871,7 @@ int xtcam_hw_attach(struct xtcam_ctx *ctx, __u32 ifindex, bool force,
 	e = bpf_xdp_attach((int)ifindex, h->prog_fd, XDP_FLAGS_HW_MODE, NULL) ? -errno : 0;
 	cap_end(old);
 	if (e) {
-		errf(err, errlen, "%s: attaching the offloaded program: %s%s%s", ctx->req.dev,
+		xtcam_set_err(err, errlen, "%s: attaching the offloaded program: %s%s%s", ctx->req.dev,
 		     strerror(-e), cap_line[0] ? ": " : "", cap_line);
 		goto out;
 	}
@@ -926,22 +906,8 @@ static int hw_unbind(struct flow_block_offload *f, struct xtcam_dev *dev,
 	if (!cb)
 		return -ENOENT;
 	h = cb->cb_priv;
-	if (!f->keep && ctx->req.old && ctx->req.old->prog_id) {
-		char err[XTCAM_ERRMSG_MAX] = "";
-		int nsfd, back;
-
-		if (!xtcam_ns_open(ctx->req.netns, &nsfd, NULL, NULL, 0)) {
-			if (!xtcam_ns_enter(nsfd, &back)) {
-				e = xtcam_hw_detach(ctx->req.old, err, sizeof(err));
-				xtcam_ns_leave(back);
-				if (e == -ENOENT || e == -ENODEV)
-					e = 0;
-				if (e)
-					flow_block_errmsg(f, "%s", err);
-			}
-			close(nsfd);
-		}
-	}
+	if (!f->keep && ctx->req.old && ctx->req.old->prog_id)
+		e = xtcam_detach_in(f, ctx->req.netns, xtcam_hw_detach, ctx->req.old);
 	if (!flow_block_cb_decref(cb)) {
 		h->dying = true;
 		h->keep = f->keep;

@@ -64,7 +64,7 @@ static int target_slot(struct xdp_blk *x, const char *netns, const char *dev,
 	int dfd_nf = xtcam_dp_map_fd(x->dp, XTCAM_MAP_DEVMAP_NF);
 	struct xtcam_target t;
 	__u32 i, freeslot = XTCAM_MAX_TARGETS, ifindex;
-	int e, nsfd, saved;
+	int e, saved;
 
 	for (i = 0; i < XTCAM_MAX_TARGETS; i++) {
 		if (bpf_map_lookup_elem(tfd, &i, &t))
@@ -90,11 +90,7 @@ static int target_slot(struct xdp_blk *x, const char *netns, const char *dev,
 		return e;
 	}
 	/* the devmap resolves the ifindex in the namespace of the caller */
-	e = xtcam_ns_open(netns, &nsfd, NULL, err, errlen);
-	if (e)
-		return e;
-	e = xtcam_ns_enter(nsfd, &saved);
-	close(nsfd);
+	e = xtcam_ns_enter_name(netns, &saved, err, errlen);
 	if (e)
 		return e;
 	if (bpf_map_update_elem(dfd, &freeslot, &ifindex, 0) ||
@@ -294,6 +290,25 @@ fail:
 	return e;
 }
 
+int xtcam_detach_in(struct flow_block_offload *f, const char *netns,
+		    int (*detach)(const struct xtcam_attach_info *, char *, size_t),
+		    const struct xtcam_attach_info *old)
+{
+	char err[XTCAM_ERRMSG_MAX] = "";
+	int back, e;
+
+	/* the device's namespace may be gone with it: nothing to detach */
+	if (xtcam_ns_enter_name(netns, &back, NULL, 0))
+		return 0;
+	e = detach(old, err, sizeof(err));
+	xtcam_ns_leave(back);
+	if (e == -ENOENT || e == -ENODEV)
+		return 0;
+	if (e)
+		flow_block_errmsg(f, "%s", err);
+	return e;
+}
+
 static int xdp_unbind(struct flow_block_offload *f, struct xtcam_ctx *ctx)
 {
 	struct xtcam_net *saved = f->net;
@@ -308,23 +323,8 @@ static int xdp_unbind(struct flow_block_offload *f, struct xtcam_ctx *ctx)
 	if (!cb)
 		return -ENOENT;
 	x = cb->cb_priv;
-	if (!f->keep && ctx->req.old && ctx->req.old->prog_id) {
-		char err[XTCAM_ERRMSG_MAX] = "";
-		int nsfd, back;
-
-		/* the device's namespace may be gone with it: nothing to detach */
-		if (!xtcam_ns_open(ctx->req.netns, &nsfd, NULL, NULL, 0)) {
-			if (!xtcam_ns_enter(nsfd, &back)) {
-				e = xtcam_detach(ctx->req.old, err, sizeof(err));
-				xtcam_ns_leave(back);
-				if (e == -ENOENT || e == -ENODEV)
-					e = 0;
-				if (e)
-					flow_block_errmsg(f, "%s", err);
-			}
-			close(nsfd);
-		}
-	}
+	if (!f->keep && ctx->req.old && ctx->req.old->prog_id)
+		e = xtcam_detach_in(f, ctx->req.netns, xtcam_detach, ctx->req.old);
 	if (!flow_block_cb_decref(cb)) {
 		/* no device left: removing the rules one by one is moot */
 		x->dying = true;

@@ -20,6 +20,7 @@
 #include "xtcam/compile.h"
 #include "dp_internal.h"
 #include "xtcam.skel.h"
+#include "errmsg.h"
 
 const char *const xtcam_dp_map_names[XTCAM_MAP_MAX] = {
 	[XTCAM_MAP_CONFIG]   = "config",
@@ -61,17 +62,6 @@ static unsigned int tm_limit(void)
 		lim = e && atoi(e) > 0 ? (unsigned int)atoi(e) : 16;
 	}
 	return lim;
-}
-
-static void set_err(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
 }
 
 void xtcam_dp_geom_init(struct xtcam_dp_geom *g, __u32 capacity)
@@ -1036,22 +1026,22 @@ static int do_insert(struct txn *t, const struct xtcam_rule *r,
 
 	err = xtcam_rule_compile(r, &rec);
 	if (err) {
-		set_err(t->err, t->errlen, "handle %u: malformed rule", r->handle);
+		xtcam_set_err(t->err, t->errlen, "handle %u: malformed rule", r->handle);
 		return err;
 	}
 	if (act->type == XTCAM_ACT_NONE || act->type >= XTCAM_ACT_MAX) {
-		set_err(t->err, t->errlen, "handle %u: bad action", r->handle);
+		xtcam_set_err(t->err, t->errlen, "handle %u: bad action", r->handle);
 		return -EINVAL;
 	}
 	err = bm_alloc(t, SLOT_BASE(dp), dp->geom.nslots, &t->hint_slot, &slot);
 	if (err) {
-		set_err(t->err, t->errlen, "no free rule slot (%u in use)", dp->geom.nslots);
+		xtcam_set_err(t->err, t->errlen, "no free rule slot (%u in use)", dp->geom.nslots);
 		return err;
 	}
 	if (new_cnt) {
 		err = bm_alloc(t, CNT_BASE(dp), dp->geom.ncnt, &t->hint_cnt, &cnt);
 		if (err) {
-			set_err(t->err, t->errlen, "no free counter");
+			xtcam_set_err(t->err, t->errlen, "no free counter");
 			return err;
 		}
 		err = push_u32(&t->zcnts, &t->nzcnts, &t->capz, cnt);
@@ -1071,7 +1061,7 @@ static int do_insert(struct txn *t, const struct xtcam_rule *r,
 	hash_view(&rec, &hm, &hv);
 	ti = choose_tuple(t, &hm, &hv, rec.rank);
 	if (ti < 0) {
-		set_err(t->err, t->errlen,
+		xtcam_set_err(t->err, t->errlen,
 			"handle %u: no room in the lookup structure (tuples full)",
 			r->handle);
 		return ti;
@@ -1082,7 +1072,7 @@ static int do_insert(struct txn *t, const struct xtcam_rule *r,
 	if (err)
 		return err;
 	if (c.ns >= XTCAM_MAX_CHAIN * XTCAM_BUCKET_SLOTS) {
-		set_err(t->err, t->errlen,
+		xtcam_set_err(t->err, t->errlen,
 			"handle %u: more than %u rules share one bucket", r->handle,
 			XTCAM_MAX_CHAIN * XTCAM_BUCKET_SLOTS);
 		return -ENOSPC;
@@ -1453,7 +1443,7 @@ int xtcam_dp_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 		switch (op->cmd) {
 		case XTCAM_DP_ADD:
 			if (!re->absent) {
-				set_err(err, errlen, "handle %u: in use", h);
+				xtcam_set_err(err, errlen, "handle %u: in use", h);
 				e = -EEXIST;
 				break;
 			}
@@ -1462,7 +1452,7 @@ int xtcam_dp_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 		case XTCAM_DP_DEL:
 		case XTCAM_DP_REPLACE:
 			if (re->absent) {
-				set_err(err, errlen, "handle %u: no such rule", h);
+				xtcam_set_err(err, errlen, "handle %u: no such rule", h);
 				e = -ENOENT;
 				break;
 			}
@@ -1479,7 +1469,7 @@ int xtcam_dp_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 		}
 	}
 	if (!e && t.gen.nentries > dp->geom.capacity) {
-		set_err(err, errlen, "needs %u entries, block holds %u",
+		xtcam_set_err(err, errlen, "needs %u entries, block holds %u",
 			t.gen.nentries, dp->geom.capacity);
 		e = -ENOSPC;
 	}
@@ -1734,7 +1724,7 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 	struct xtcam_gen g;
 	int e = -ENOMEM;
 
-#define FAIL(...) do { set_err(err, errlen, __VA_ARGS__); e = -EUCLEAN; goto out; } while (0)
+#define FAIL(...) do { xtcam_set_err(err, errlen, __VA_ARGS__); e = -EUCLEAN; goto out; } while (0)
 	if (!b || !seen || !elem_used || !alloc)
 		goto out;
 	if ((e = dp_read(dp, XTCAM_MAP_GENS, gen, &g)) ||

@@ -24,20 +24,7 @@
 #include "xtcam/syntax.h"
 #include "loader_int.h"
 #include "nsenter.h"
-
-static void set_err(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
+#include "errmsg.h"
 
 static const struct xtcam_net host_id = { 0, 0 };
 
@@ -68,7 +55,7 @@ static int load_rules(struct xtcam_ctx *c, struct xtcam_block *b,
 	int e = xtcam_state_rules(c->st, rec, &rules, &n);
 
 	if (e) {
-		set_err(err, errlen, "block %s: cannot read its rules: %s", rec->name,
+		xtcam_set_err(err, errlen, "block %s: cannot read its rules: %s", rec->name,
 			strerror(-e));
 		return e;
 	}
@@ -134,31 +121,18 @@ static void undo_pending(struct xtcam_ctx *c, const struct xtcam_bind_key *k,
 			 const struct xtcam_bind_rec *r)
 {
 	struct xtcam_attach_info info;
+	char err[XTCAM_ERRMSG_MAX];
+	int back;
 
 	info_of(r, &info);
-	if (!info.prog_id) {
-		int nsfd, back;
-
-		if (!xtcam_ns_open(r->netns, &nsfd, NULL, NULL, 0)) {
-			if (!xtcam_ns_enter(nsfd, &back)) {
-				find_orphan(r->ifindex, &info);
-				xtcam_hw_undo(r->ifindex);
-				xtcam_ns_leave(back);
-			}
-			close(nsfd);
+	if (!xtcam_ns_enter_name(r->netns, &back, NULL, 0)) {
+		if (!info.prog_id) {
+			find_orphan(r->ifindex, &info);
+			xtcam_hw_undo(r->ifindex);
 		}
-	}
-	if (info.prog_id) {
-		int nsfd, back;
-		char err[XTCAM_ERRMSG_MAX];
-
-		if (!xtcam_ns_open(r->netns, &nsfd, NULL, NULL, 0)) {
-			if (!xtcam_ns_enter(nsfd, &back)) {
-				xtcam_detach(&info, err, sizeof(err));
-				xtcam_ns_leave(back);
-			}
-			close(nsfd);
-		}
+		if (info.prog_id)
+			xtcam_detach(&info, err, sizeof(err));
+		xtcam_ns_leave(back);
 	}
 	xtcam_state_binding_del(c->st, k);
 }
@@ -213,7 +187,7 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 
 	e = xtcam_state_blocks(c->st, &brecs, &nb);
 	if (e) {
-		set_err(err, errlen, "registry: cannot read blocks: %s", strerror(-e));
+		xtcam_set_err(err, errlen, "registry: cannot read blocks: %s", strerror(-e));
 		goto fail;
 	}
 	dirty = calloc(nb + 1, sizeof(*dirty));
@@ -229,7 +203,7 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 			/* a rule change was interrupted: back to the last commit */
 			e = xtcam_state_rules_recover(c->st, &brecs[i]);
 			if (e) {
-				set_err(err, errlen, "block %s: recovery: %s", brecs[i].name,
+				xtcam_set_err(err, errlen, "block %s: recovery: %s", brecs[i].name,
 					strerror(-e));
 				goto fail;
 			}
@@ -239,7 +213,7 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 		b = xtcam_block_add(c->core, &spec);
 		if (IS_ERR(b)) {
 			e = (int)PTR_ERR(b);
-			set_err(err, errlen, "block %s: %s", brecs[i].name, strerror(-e));
+			xtcam_set_err(err, errlen, "block %s: %s", brecs[i].name, strerror(-e));
 			goto fail;
 		}
 		if (dirty[i] || wanted(brecs[i].name, blocks)) {
@@ -251,7 +225,7 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 
 	e = xtcam_state_bindings(c->st, &keys, &recs, &nk);
 	if (e) {
-		set_err(err, errlen, "registry: cannot read bindings: %s", strerror(-e));
+		xtcam_set_err(err, errlen, "registry: cannot read bindings: %s", strerror(-e));
 		goto fail;
 	}
 	for (i = 0; i < nk; i++) {
@@ -278,7 +252,7 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 		c->req.netns = NULL;
 		c->req.offload[0] = 0;
 		if (e) {
-			set_err(err, errlen, "binding %s of block %s: cannot restore it: %s",
+			xtcam_set_err(err, errlen, "binding %s of block %s: cannot restore it: %s",
 				recs[i].dev, recs[i].block, msg[0] ? msg : strerror(-e));
 			goto fail;
 		}
@@ -335,9 +309,9 @@ static int block_rec(struct xtcam_ctx *c, const char *name, struct xtcam_block_r
 	int e = xtcam_state_block_get(c->st, name, rec);
 
 	if (e == -ENOENT)
-		set_err(err, errlen, "block %s: no such block", name);
+		xtcam_set_err(err, errlen, "block %s: no such block", name);
 	else if (e)
-		set_err(err, errlen, "block %s: %s", name, strerror(-e));
+		xtcam_set_err(err, errlen, "block %s: %s", name, strerror(-e));
 	return e;
 }
 
@@ -362,18 +336,18 @@ int xtcam_cmd_block_add(struct xtcam_ctx *c, const struct xtcam_block_spec *spec
 	if (e)
 		return e;
 	if (!xtcam_state_block_get(c->st, spec->name, &rec)) {
-		set_err(err, errlen, "block %s: exists", spec->name);
+		xtcam_set_err(err, errlen, "block %s: exists", spec->name);
 		return -EEXIST;
 	}
 	if (spec->capacity < 1 || spec->capacity > XTCAM_MAX_CAPACITY) {
-		set_err(err, errlen, "block %s: capacity %u is out of range (1-%u)", spec->name,
+		xtcam_set_err(err, errlen, "block %s: capacity %u is out of range (1-%u)", spec->name,
 			spec->capacity, XTCAM_MAX_CAPACITY);
 		return -EINVAL;
 	}
 	b = xtcam_block_add(c->core, spec);
 	if (IS_ERR(b)) {
 		e = (int)PTR_ERR(b);
-		set_err(err, errlen, "block %s: %s", spec->name, strerror(-e));
+		xtcam_set_err(err, errlen, "block %s: %s", spec->name, strerror(-e));
 		return e;
 	}
 	memset(&rec, 0, sizeof(rec));
@@ -386,7 +360,7 @@ int xtcam_cmd_block_add(struct xtcam_ctx *c, const struct xtcam_block_spec *spec
 	memcpy(rec.raw, spec->raw, sizeof(rec.raw));
 	e = xtcam_state_block_put(c->st, &rec);
 	if (e)
-		set_err(err, errlen, "block %s: cannot record it: %s", spec->name, strerror(-e));
+		xtcam_set_err(err, errlen, "block %s: cannot record it: %s", spec->name, strerror(-e));
 	return e;
 }
 
@@ -400,18 +374,18 @@ int xtcam_cmd_block_del(struct xtcam_ctx *c, const char *name, char *err, size_t
 		return e;
 	b = xtcam_block_find(c->core, name);
 	if (b && b->nbindings) {
-		set_err(err, errlen, "block %s: bound to %u device%s: unbind first", name,
+		xtcam_set_err(err, errlen, "block %s: bound to %u device%s: unbind first", name,
 			b->nbindings, b->nbindings == 1 ? "" : "s");
 		return -EBUSY;
 	}
 	e = xtcam_block_del(c->core, name);
 	if (e && e != -ENOENT) {
-		set_err(err, errlen, "block %s: %s", name, strerror(-e));
+		xtcam_set_err(err, errlen, "block %s: %s", name, strerror(-e));
 		return e;
 	}
 	e = xtcam_state_block_del(c->st, &rec);
 	if (e)
-		set_err(err, errlen, "block %s: %s", name, strerror(-e));
+		xtcam_set_err(err, errlen, "block %s: %s", name, strerror(-e));
 	return e;
 }
 
@@ -487,7 +461,7 @@ int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **ou
 	if (!e)
 		e = xtcam_state_bindings(c->st, &keys, &recs, &nk);
 	if (e) {
-		set_err(err, errlen, "registry: %s", strerror(-e));
+		xtcam_set_err(err, errlen, "registry: %s", strerror(-e));
 		free(b);
 		return e;
 	}
@@ -582,18 +556,14 @@ static int attach_dev(struct xtcam_ctx *c, struct xtcam_block *b, const char *ne
 		      struct xtcam_attach_info *info, char *msg, size_t len)
 {
 	struct xdp_blk *x = xtcam_xdp_blk(b);
-	int nsfd, back, e;
+	int back, e;
 
 	(void)c;
 	if (!x) {
 		snprintf(msg, len, "no data path");
 		return -ENOENT;
 	}
-	e = xtcam_ns_open(netns, &nsfd, NULL, msg, len);
-	if (e)
-		return e;
-	e = xtcam_ns_enter(nsfd, &back);
-	close(nsfd);
+	e = xtcam_ns_enter_name(netns, &back, msg, len);
 	if (e)
 		return e;
 	e = xtcam_attach(x->dir, (int)ifindex, mode, force, info, msg, len);
@@ -619,11 +589,11 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 
 	b = xtcam_block_find(c->core, r->block);
 	if (!b) {
-		set_err(err, errlen, "bind: block %s: no such block", r->block);
+		xtcam_set_err(err, errlen, "bind: block %s: no such block", r->block);
 		return -ENOENT;
 	}
 	if (r->mode && strcmp(r->mode, "auto") && !backend_named(c, r->mode)) {
-		set_err(err, errlen, "bind: mode %s: not one of auto, hw, native, generic", r->mode);
+		xtcam_set_err(err, errlen, "bind: mode %s: not one of auto, hw, native, generic", r->mode);
 		return -EINVAL;
 	}
 	e = xtcam_ns_open(netns, NULL, &id, err, errlen);
@@ -633,7 +603,7 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 	if (e)
 		return e;
 	if (!find_binding(c, &id, ifindex, netns, r->dev, &okey, &orec)) {
-		set_err(err, errlen, "bind: %s is already bound to block %s", r->dev, orec.block);
+		xtcam_set_err(err, errlen, "bind: %s is already bound to block %s", r->dev, orec.block);
 		return -EBUSY;
 	}
 	dev = xtcam_core_dev_get(c->core, &id, ifindex);
@@ -658,7 +628,7 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 	rec.bound_at = (__u64)time(NULL);
 	e = xtcam_state_binding_put(c->st, &key, &rec);   /* undone if we crash */
 	if (e) {
-		set_err(err, errlen, "bind: %s: cannot record it: %s", r->dev, strerror(-e));
+		xtcam_set_err(err, errlen, "bind: %s: cannot record it: %s", r->dev, strerror(-e));
 		return e;
 	}
 
@@ -715,16 +685,16 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 	if (!done) {
 		xtcam_state_binding_del(c->st, &key);
 		if (modes == one || r->egress)
-			set_err(err, errlen, "bind: %s: %s", r->dev,
+			xtcam_set_err(err, errlen, "bind: %s: %s", r->dev,
 				strchr(rec.refused, ':') ? strchr(rec.refused, ':') + 2 : rec.refused);
 		else
-			set_err(err, errlen, "bind: %s: no mode took it (%s)", r->dev, rec.refused);
+			xtcam_set_err(err, errlen, "bind: %s: no mode took it (%s)", r->dev, rec.refused);
 		return last;
 	}
 	rec.state = XTCAM_BIND_ACTIVE;
 	e = xtcam_state_binding_put(c->st, &key, &rec);
 	if (e) {
-		set_err(err, errlen, "bind: %s: cannot record it: %s", r->dev, strerror(-e));
+		xtcam_set_err(err, errlen, "bind: %s: cannot record it: %s", r->dev, strerror(-e));
 		return e;
 	}
 	if (out) {
@@ -748,7 +718,7 @@ int xtcam_cmd_unbind(struct xtcam_ctx *c, const char *block, const char *dev,
 
 	netns = netns ? netns : "";
 	if (!xtcam_block_find(c->core, block)) {
-		set_err(err, errlen, "unbind: block %s: no such block", block);
+		xtcam_set_err(err, errlen, "unbind: block %s: no such block", block);
 		return -ENOENT;
 	}
 	if (xtcam_ns_open(netns, NULL, &id, NULL, 0) ||
@@ -758,12 +728,12 @@ int xtcam_cmd_unbind(struct xtcam_ctx *c, const char *block, const char *dev,
 	if (e && ifindex)
 		e = find_binding(c, NULL, 0, netns, dev, &key, &rec);
 	if (e || rec.state != XTCAM_BIND_ACTIVE) {
-		set_err(err, errlen, "unbind: %s%s%s is not bound", dev, netns[0] ? " in netns " : "",
+		xtcam_set_err(err, errlen, "unbind: %s%s%s is not bound", dev, netns[0] ? " in netns " : "",
 			netns);
 		return -ENOENT;
 	}
 	if (strcmp(rec.block, block)) {
-		set_err(err, errlen, "unbind: %s is bound to block %s, not %s", dev, rec.block, block);
+		xtcam_set_err(err, errlen, "unbind: %s is bound to block %s, not %s", dev, rec.block, block);
 		return -ENOENT;
 	}
 	d = xtcam_core_dev_find(c->core, &(struct xtcam_net){ key.ns_dev, key.ns_ino },
@@ -778,7 +748,7 @@ int xtcam_cmd_unbind(struct xtcam_ctx *c, const char *block, const char *dev,
 	/* the binding is gone whatever the backend said */
 	xtcam_state_binding_del(c->st, &key);
 	if (e && e != -ENOENT) {
-		set_err(err, errlen, "unbind: %s: %s", dev, msg[0] ? msg : strerror(-e));
+		xtcam_set_err(err, errlen, "unbind: %s: %s", dev, msg[0] ? msg : strerror(-e));
 		return e;
 	}
 	return 0;
@@ -854,7 +824,7 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 		if (ops[i].rule && ops[i].cmd != XTCAM_RULE_DEL) {
 			e = xtcam_rule_compile(ops[i].rule, &tmp);
 			if (e) {
-				set_err(err, errlen, "rule handle %u: malformed (bad prio, handle or "
+				xtcam_set_err(err, errlen, "rule handle %u: malformed (bad prio, handle or "
 					"contradictory matches)", ops[i].rule->handle);
 				return e;
 			}
@@ -864,25 +834,25 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 			entries -= xtcam_rule_entries(ops[i].old);
 	}
 	if (entries > rec.capacity) {
-		set_err(err, errlen, "block %s: needs %lld entries, holds %u", block,
+		xtcam_set_err(err, errlen, "block %s: needs %lld entries, holds %u", block,
 			(long long)entries, rec.capacity);
 		return -ENOSPC;
 	}
 	e = xtcam_state_rules_stage(c->st, &rec, ops, n);
 	if (e) {
-		set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
+		xtcam_set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
 		return e;
 	}
 	e = xtcam_block_rules_apply(b, ops, n, msg, sizeof(msg));
 	if (e) {
 		xtcam_state_rules_abort(c->st, &rec, ops, n);
-		set_err(err, errlen, "block %s: %s", block, msg[0] ? msg : strerror(-e));
+		xtcam_set_err(err, errlen, "block %s: %s", block, msg[0] ? msg : strerror(-e));
 		return e;
 	}
 	rec.nentries = (__u32)entries;
 	e = xtcam_state_rules_commit(c->st, &rec, ops, n);
 	if (e)
-		set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
+		xtcam_set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
 	return e;
 }
 
@@ -894,7 +864,7 @@ int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb 
 	struct xtcam_rule_op op;
 
 	if (!b) {
-		set_err(err, errlen, "block %s: no such block", block);
+		xtcam_set_err(err, errlen, "block %s: no such block", block);
 		return -ENOENT;
 	}
 	memset(&op, 0, sizeof(op));
@@ -904,12 +874,12 @@ int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb 
 			__u32 h = max_handle(b);
 
 			if (h == UINT32_MAX) {
-				set_err(err, errlen, "block %s: no handle left above %u", block, h);
+				xtcam_set_err(err, errlen, "block %s: no handle left above %u", block, h);
 				return -ERANGE;
 			}
 			r->handle = h + 1;
 		} else if (xtcam_block_rule_find(b, r->handle)) {
-			set_err(err, errlen, "rule add: block %s: handle %u is in use", block, r->handle);
+			xtcam_set_err(err, errlen, "rule add: block %s: handle %u is in use", block, r->handle);
 			return -EEXIST;
 		}
 		op.cmd = XTCAM_RULE_ADD;
@@ -918,7 +888,7 @@ int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb 
 	case XTCAM_VERB_REPLACE:
 		old = r->handle ? xtcam_block_rule_find(b, r->handle) : NULL;
 		if (!old) {
-			set_err(err, errlen, "rule replace: block %s: no rule with handle %u", block,
+			xtcam_set_err(err, errlen, "rule replace: block %s: no rule with handle %u", block,
 				r->handle);
 			return r->handle ? -ENOENT : -EINVAL;
 		}
@@ -929,7 +899,7 @@ int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb 
 	case XTCAM_VERB_DEL:
 		old = xtcam_block_rule_find(b, r->handle);
 		if (!old) {
-			set_err(err, errlen, "rule del: block %s: no rule with handle %u", block,
+			xtcam_set_err(err, errlen, "rule del: block %s: no rule with handle %u", block,
 				r->handle);
 			return -ENOENT;
 		}
@@ -959,7 +929,7 @@ int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rul
 	int e = 0;
 
 	if (!b) {
-		set_err(err, errlen, "block %s: no such block", block);
+		xtcam_set_err(err, errlen, "block %s: no such block", block);
 		return -ENOENT;
 	}
 	nr = xtcam_block_rule_count(b);
@@ -971,7 +941,7 @@ int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rul
 		if (rules[i].handle)
 			continue;
 		if (next == UINT32_MAX) {
-			set_err(err, errlen, "block %s: no handle left", block);
+			xtcam_set_err(err, errlen, "block %s: no handle left", block);
 			return -ERANGE;
 		}
 		rules[i].handle = ++next;
@@ -988,7 +958,7 @@ int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rul
 	qsort(sorted, n, sizeof(*sorted), cmp_handle);
 	for (i = 1; i < n; i++) {
 		if (sorted[i].handle == sorted[i - 1].handle) {
-			set_err(err, errlen, "rule load: block %s: handle %u given twice", block,
+			xtcam_set_err(err, errlen, "rule load: block %s: handle %u given twice", block,
 				sorted[i].handle);
 			e = -EEXIST;
 			goto out;
@@ -1014,7 +984,7 @@ int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rul
 	} else {
 		for (i = 0; i < n; i++) {
 			if (xtcam_block_rule_find(b, sorted[i].handle)) {
-				set_err(err, errlen, "rule load: block %s: handle %u is in use", block,
+				xtcam_set_err(err, errlen, "rule load: block %s: handle %u is in use", block,
 					sorted[i].handle);
 				e = -EEXIST;
 				goto out;
@@ -1034,14 +1004,14 @@ int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rul
 			if (ops[i].cmd != XTCAM_RULE_DEL) {
 				e = xtcam_rule_compile(ops[i].rule, &tmp);
 				if (e)
-					set_err(err, errlen, "rule handle %u: malformed", ops[i].rule->handle);
+					xtcam_set_err(err, errlen, "rule handle %u: malformed", ops[i].rule->handle);
 				entries += xtcam_rule_entries(ops[i].rule);
 			}
 			if (ops[i].old)
 				entries -= xtcam_rule_entries(ops[i].old);
 		}
 		if (!e && entries > rec.capacity) {
-			set_err(err, errlen, "block %s: needs %lld entries, holds %u", block,
+			xtcam_set_err(err, errlen, "block %s: needs %lld entries, holds %u", block,
 				(long long)entries, rec.capacity);
 			e = -ENOSPC;
 		}
@@ -1071,7 +1041,7 @@ int xtcam_cmd_rule_show(struct xtcam_ctx *c, const char *block, json_object **ou
 	size_t n, i;
 
 	if (!b) {
-		set_err(err, errlen, "block %s: no such block", block);
+		xtcam_set_err(err, errlen, "block %s: no such block", block);
 		return -ENOENT;
 	}
 	spec = b->spec;
@@ -1116,7 +1086,7 @@ int xtcam_cmd_counters_reset(struct xtcam_ctx *c, const char *block, char *err, 
 	int e = 0;
 
 	if (!b) {
-		set_err(err, errlen, "block %s: no such block", block);
+		xtcam_set_err(err, errlen, "block %s: no such block", block);
 		return -ENOENT;
 	}
 	x = xtcam_xdp_blk(b);
@@ -1125,7 +1095,7 @@ int xtcam_cmd_counters_reset(struct xtcam_ctx *c, const char *block, char *err, 
 	if (!e)
 		e = xtcam_hw_counters_reset(b);
 	if (e)
-		set_err(err, errlen, "block %s: %s", block, strerror(-e));
+		xtcam_set_err(err, errlen, "block %s: %s", block, strerror(-e));
 	return e;
 }
 
@@ -1178,7 +1148,7 @@ int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
 	int e = xtcam_state_blocks(c->st, &b, &nb);
 
 	if (e || (e = xtcam_state_bindings(c->st, &keys, &recs, &nk))) {
-		set_err(err, errlen, "registry: %s", strerror(-e));
+		xtcam_set_err(err, errlen, "registry: %s", strerror(-e));
 		return e;
 	}
 	strftime(line, sizeof(line), "%Y-%m-%d %H:%M:%S UTC", gmtime(&t));
@@ -1212,7 +1182,7 @@ int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
 	free(recs);
 	if (e) {
 		free(sb.s);
-		set_err(err, errlen, "save: %s", strerror(-e));
+		xtcam_set_err(err, errlen, "save: %s", strerror(-e));
 		return e;
 	}
 	*text = sb.s ? sb.s : strdup("");
@@ -1227,7 +1197,7 @@ int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen)
 	int e = xtcam_state_bindings(c->st, &keys, &recs, &nk), first = 0;
 
 	if (e) {
-		set_err(err, errlen, "registry: %s", strerror(-e));
+		xtcam_set_err(err, errlen, "registry: %s", strerror(-e));
 		return e;
 	}
 	for (i = 0; i < nk; i++) {
@@ -1240,7 +1210,7 @@ int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen)
 		e = xtcam_cmd_unbind(c, recs[i].block, recs[i].dev, recs[i].netns, msg, sizeof(msg));
 		if (e && !first) {
 			first = e;
-			set_err(err, errlen, "%s", msg);
+			xtcam_set_err(err, errlen, "%s", msg);
 		}
 	}
 	free(keys);
@@ -1251,7 +1221,7 @@ int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen)
 	e = xtcam_state_destroy(c->st);
 	if (e && !first) {
 		first = e;
-		set_err(err, errlen, "flush: removing %s: %s", c->st->root, strerror(-e));
+		xtcam_set_err(err, errlen, "flush: removing %s: %s", c->st->root, strerror(-e));
 	}
 	return first;
 }

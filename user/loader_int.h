@@ -73,6 +73,13 @@ int xtcam_hw_reconcile(struct xtcam_block *b, char *err, size_t errlen);
  * XTCAM_MODE_HW) is attached, 0 if not, -errno; and detach it. */
 int xtcam_hw_attached(const struct xtcam_attach_info *info);
 int xtcam_hw_detach(const struct xtcam_attach_info *info, char *err, size_t errlen);
+
+/* Unbind's detach, inside the device's namespace netns: a namespace or
+ * device already gone is nothing to detach (0); other errors go to f's
+ * message.  Returns 0 or -errno. */
+int xtcam_detach_in(struct flow_block_offload *f, const char *netns,
+		    int (*detach)(const struct xtcam_attach_info *, char *, size_t),
+		    const struct xtcam_attach_info *old);
 /* After a crash: a block's offload objects when it has no binding; our
  * offloaded program on ifindex (caller's namespace). */
 void xtcam_hw_orphans(struct xtcam_ctx *ctx, const char *block);

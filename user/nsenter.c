@@ -9,17 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "nsenter.h"
-
-static void set_err(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
+#include "errmsg.h"
 
 int xtcam_ns_open(const char *name, int *fd_out, struct xtcam_net *id, char *err,
 		  size_t errlen)
@@ -31,7 +21,7 @@ int xtcam_ns_open(const char *name, int *fd_out, struct xtcam_net *id, char *err
 	if (name && *name) {
 		if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..") ||
 		    strlen(name) >= 64) {
-			set_err(err, errlen, "netns %s: not a namespace name", name);
+			xtcam_set_err(err, errlen, "netns %s: not a namespace name", name);
 			return -EINVAL;
 		}
 		snprintf(path, sizeof(path), "/run/netns/%s", name);
@@ -42,7 +32,7 @@ int xtcam_ns_open(const char *name, int *fd_out, struct xtcam_net *id, char *err
 	if (fd < 0) {
 		int e = errno;
 
-		set_err(err, errlen, "netns %s: %s", name && *name ? name : "(own)",
+		xtcam_set_err(err, errlen, "netns %s: %s", name && *name ? name : "(own)",
 			e == ENOENT ? "no such namespace" : strerror(e));
 		return -e;
 	}
@@ -101,33 +91,27 @@ int xtcam_ns_enter_name(const char *name, int *saved, char *err, size_t errlen)
 	e = xtcam_ns_enter(fd, saved);
 	close(fd);
 	if (e)
-		set_err(err, errlen, "netns %s: cannot enter: %s", name, strerror(-e));
+		xtcam_set_err(err, errlen, "netns %s: cannot enter: %s", name, strerror(-e));
 	return e;
 }
 
 int xtcam_ns_ifindex(const char *name, const char *dev, __u32 *ifindex, char *err,
 		     size_t errlen)
 {
-	int fd, saved, e;
+	int saved, e;
 	unsigned int idx;
 
 	if (!dev || !*dev || strlen(dev) >= IF_NAMESIZE) {
-		set_err(err, errlen, "dev %s: not a device name", dev ? dev : "");
+		xtcam_set_err(err, errlen, "dev %s: not a device name", dev ? dev : "");
 		return -EINVAL;
 	}
-	e = xtcam_ns_open(name, &fd, NULL, err, errlen);
+	e = xtcam_ns_enter_name(name, &saved, err, errlen);
 	if (e)
 		return e;
-	e = xtcam_ns_enter(fd, &saved);
-	close(fd);
-	if (e) {
-		set_err(err, errlen, "netns %s: cannot enter: %s", name, strerror(-e));
-		return e;
-	}
 	idx = if_nametoindex(dev);
 	xtcam_ns_leave(saved);
 	if (!idx) {
-		set_err(err, errlen, "dev %s: no such device%s%s", dev,
+		xtcam_set_err(err, errlen, "dev %s: no such device%s%s", dev,
 			name && *name ? " in netns " : "", name && *name ? name : "");
 		return -ENODEV;
 	}
@@ -138,13 +122,9 @@ int xtcam_ns_ifindex(const char *name, const char *dev, __u32 *ifindex, char *er
 int xtcam_ns_ifname(const char *name, __u32 ifindex, char *dev, size_t len)
 {
 	char buf[IF_NAMESIZE];
-	int fd, saved, e;
+	int saved, e;
 
-	e = xtcam_ns_open(name, &fd, NULL, NULL, 0);
-	if (e)
-		return e;
-	e = xtcam_ns_enter(fd, &saved);
-	close(fd);
+	e = xtcam_ns_enter_name(name, &saved, NULL, 0);
 	if (e)
 		return e;
 	e = if_indextoname(ifindex, buf) ? 0 : -ENODEV;

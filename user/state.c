@@ -17,21 +17,11 @@
 #include <bpf/libbpf.h>
 #include "state.h"
 #include "xtcam_registry.skel.h"
+#include "errmsg.h"
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
 #endif
-
-static void set_err(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 static bool is_bpffs(const char *path)
 {
@@ -144,14 +134,14 @@ static int find_bpffs(char *root, size_t len, char *err, size_t errlen)
 	if (!in_named_netns()) {
 		/* the host's own view: mount it when missing */
 		if (mkdir("/sys/fs/bpf", 0755) && errno != EEXIST) {
-			set_err(err, errlen, "bpffs: cannot create /sys/fs/bpf: %s",
+			xtcam_set_err(err, errlen, "bpffs: cannot create /sys/fs/bpf: %s",
 				strerror(errno));
 			return -errno;
 		}
 		if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
 			int e = errno;
 
-			set_err(err, errlen, "bpffs: cannot mount it on /sys/fs/bpf: %s",
+			xtcam_set_err(err, errlen, "bpffs: cannot mount it on /sys/fs/bpf: %s",
 				strerror(e));
 			return -e;
 		}
@@ -163,7 +153,7 @@ static int find_bpffs(char *root, size_t len, char *err, size_t errlen)
 		snprintf(root, len, "%s/%s", up, instance());
 		return 0;
 	}
-	set_err(err, errlen,
+	xtcam_set_err(err, errlen,
 		"bpffs: the host's /sys/fs/bpf is not visible here (inside `ip netns exec`?), "
 		"and a new bpffs would be empty: run xtcam in the root namespace and name the "
 		"device's namespace with `netns NS`");
@@ -232,12 +222,12 @@ static int check_layout(struct xtcam_state *st, char *err, size_t errlen)
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
 		e = layout_of(m[i].fd, &k, &v);
 		if (e) {
-			set_err(err, errlen, "registry %s/%s: %s", st->root, m[i].name,
+			xtcam_set_err(err, errlen, "registry %s/%s: %s", st->root, m[i].name,
 				strerror(-e));
 			return e;
 		}
 		if (k != m[i].k || v != m[i].v) {
-			set_err(err, errlen, "registry %s was written by another version of "
+			xtcam_set_err(err, errlen, "registry %s was written by another version of "
 				"xtcam (%s holds %u+%u-byte entries, this one uses %u+%u): "
 				"unbind and flush with that version, or detach its programs "
 				"and remove %s", st->root, m[i].name, k, v, m[i].k, m[i].v,
@@ -261,12 +251,12 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 	st->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (st->lock_fd < 0) {
 		e = -errno;
-		set_err(err, errlen, "lock %s: %s", lock, strerror(-e));
+		xtcam_set_err(err, errlen, "lock %s: %s", lock, strerror(-e));
 		goto fail;
 	}
 	if (flock(st->lock_fd, LOCK_EX)) {
 		e = -errno;
-		set_err(err, errlen, "lock %s: %s", lock, strerror(-e));
+		xtcam_set_err(err, errlen, "lock %s: %s", lock, strerror(-e));
 		goto fail;
 	}
 	e = find_bpffs(st->root, sizeof(st->root), err, errlen);
@@ -284,7 +274,7 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 		st->fd_bindings = bpf_obj_get(path);
 		if (st->fd_rules < 0 || st->fd_bindings < 0) {
 			e = -errno;
-			set_err(err, errlen, "registry in %s is incomplete: %s (xtcam flush resets it)",
+			xtcam_set_err(err, errlen, "registry in %s is incomplete: %s (xtcam flush resets it)",
 				st->root, strerror(-e));
 			goto fail;
 		}
@@ -296,13 +286,13 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 
 		if (!skel) {
 			e = -errno;
-			set_err(err, errlen, "registry: cannot create its maps: %s", strerror(-e));
+			xtcam_set_err(err, errlen, "registry: cannot create its maps: %s", strerror(-e));
 			goto fail;
 		}
 		if (mkdir(st->root, 0700) && errno != EEXIST) {
 			e = -errno;
 			xtcam_registry__destroy(skel);
-			set_err(err, errlen, "mkdir %s: %s", st->root, strerror(-e));
+			xtcam_set_err(err, errlen, "mkdir %s: %s", st->root, strerror(-e));
 			goto fail;
 		}
 		/* pin rules and bindings first: "blocks" is what marks a
@@ -324,14 +314,14 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 		}
 		xtcam_registry__destroy(skel);
 		if (e) {
-			set_err(err, errlen, "registry: cannot pin it in %s: %s", st->root,
+			xtcam_set_err(err, errlen, "registry: cannot pin it in %s: %s", st->root,
 				strerror(-e));
 			goto fail;
 		}
 	} else {
 		e = -errno;
 		if (e != -ENOENT)
-			set_err(err, errlen, "registry %s: %s", path, strerror(-e));
+			xtcam_set_err(err, errlen, "registry %s: %s", path, strerror(-e));
 		goto fail;
 	}
 	*out = st;

@@ -89,6 +89,7 @@ struct probe_ctx {
 	const struct xtcam_key *key;
 	__u64 best_rank;
 	__u32 best_slot;
+	__u32 best_cnt;       /* its counter index */
 	__u32 tbase;          /* gen * XTCAM_MAX_TUPLES */
 	__u32 bbase;          /* gen * bregion */
 	__u32 bmask;          /* nbuckets - 1 */
@@ -96,32 +97,39 @@ struct probe_ctx {
 };
 
 /* A global function: the verifier checks it once, on its own, instead of
- * once per candidate of every chain. */
-__noinline int rec_match(const struct xtcam_key *key, const struct xtcam_rec *r)
+ * once per candidate of every chain.  Ports first (a range check, often the
+ * reason a candidate fails), then the common words without branches, then
+ * the rare ones (XTCAM_WMAP_RARE) only when the rule has them. */
+static __always_inline int rec_match(const struct xtcam_key *key, const struct xtcam_rec *r)
 {
 	const __u64 *k = (const __u64 *)key;
 	const __u64 *v = (const __u64 *)&r->value;
 	const __u64 *m = (const __u64 *)&r->mask;
+	__u64 diff;
 	__u32 wmap;
-	__u64 diff = 0;
-	__u16 sp, dp;
-	int i;
+	__u16 p;
 
 	if (!key || !r)
 		return 0;
-	wmap = r->wmap;
-
-	/* only the words the rule cares about */
-#pragma unroll
-	for (i = 0; i < XTCAM_KEY_WORDS; i++)
-		if (wmap & (1u << i))
-			diff |= (k[i] & m[i]) ^ v[i];
+	p = bpf_ntohs(key->dst_port);
+	if (p < r->dport_lo || p > r->dport_hi)
+		return 0;
+	p = bpf_ntohs(key->src_port);
+	if (p < r->sport_lo || p > r->sport_hi)
+		return 0;
+	diff = ((k[0] & m[0]) ^ v[0]) | ((k[1] & m[1]) ^ v[1]) |
+	       ((k[2] & m[2]) ^ v[2]) | ((k[3] & m[3]) ^ v[3]) |
+	       ((k[4] & m[4]) ^ v[4]) | ((k[8] & m[8]) ^ v[8]);
 	if (diff)
 		return 0;
-	sp = bpf_ntohs(key->src_port);
-	dp = bpf_ntohs(key->dst_port);
-	return sp >= r->sport_lo && sp <= r->sport_hi &&
-	       dp >= r->dport_lo && dp <= r->dport_hi;
+	wmap = r->wmap;
+	if (wmap & XTCAM_WMAP_RARE) {
+		if (wmap & (1u << 5)) diff |= (k[5] & m[5]) ^ v[5];
+		if (wmap & (1u << 6)) diff |= (k[6] & m[6]) ^ v[6];
+		if (wmap & (1u << 7)) diff |= (k[7] & m[7]) ^ v[7];
+		if (wmap & (1u << 9)) diff |= (k[9] & m[9]) ^ v[9];
+	}
+	return !diff;
 }
 
 /* Scan one bucket element: candidates are sorted by rank, so the first
@@ -147,6 +155,7 @@ static __always_inline int scan_elem(struct probe_ctx *pc, const struct xtcam_bu
 		if (rec_match(pc->key, r)) {
 			pc->best_rank = r->rank;
 			pc->best_slot = slot;
+			pc->best_cnt = r->cnt;
 			return 1;
 		}
 	}
@@ -212,6 +221,7 @@ static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *
 	pc.key = &s->key;
 	pc.best_rank = XTCAM_RANK_NONE;
 	pc.best_slot = 0;
+	pc.best_cnt = 0;
 	pc.tbase = gen * XTCAM_MAX_TUPLES;
 	pc.bbase = gen * cfg->bregion;
 	pc.bmask = cfg->nbuckets - 1;
@@ -220,12 +230,11 @@ static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *
 
 	if (pc.best_rank != XTCAM_RANK_NONE) {
 		struct xtcam_action *a = bpf_map_lookup_elem(&actions, &pc.best_slot);
-		struct xtcam_rec *r = bpf_map_lookup_elem(&records, &pc.best_slot);
 
-		if (!a || !r)
+		if (!a)
 			return XDP_PASS;
 		act = *a;
-		c = bpf_map_lookup_elem(&counters, &r->cnt);
+		c = bpf_map_lookup_elem(&counters, &pc.best_cnt);
 	} else {
 		act = g->dflt;
 		idx = XTCAM_STAT_MISS;

@@ -246,6 +246,13 @@ static int xdp_bind(struct flow_block_offload *f, struct xtcam_ctx *ctx)
 	if (f->restore) {
 		x->keep = true;
 		e = xtcam_dp_open_pinned(x->dir, &x->dp);
+		if (e == -EUCLEAN) {
+			flow_block_errmsg(f, "block %s: its maps in %s were made by another version "
+					  "of xtcam (data path format %u expected): unbind and flush "
+					  "with that version, or remove %s", f->block->spec.name,
+					  x->dir, XTCAM_DP_FORMAT, x->dir);
+			goto fail;
+		}
 		if (e) {
 			flow_block_errmsg(f, "block %s: its maps in %s: %s", f->block->spec.name,
 					  x->dir, strerror(-e));

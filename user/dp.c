@@ -168,6 +168,7 @@ static int dp_init_tables(struct xtcam_dp *dp, const struct xtcam_block_spec *sp
 	memset(&dp->cfg, 0, sizeof(dp->cfg));
 	dp->cfg.nbuckets = dp->geom.nbuckets;
 	dp->cfg.bregion = dp->geom.bregion;
+	dp->cfg.format = XTCAM_DP_FORMAT;
 	memcpy(dp->cfg.raw, spec->raw, sizeof(dp->cfg.raw));
 	err = dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
 	if (err)
@@ -401,11 +402,21 @@ int xtcam_dp_open_pinned(const char *dir, struct xtcam_dp **out)
 	}
 	xtcam_dp_geom_init(&dp->geom, info.max_entries / 2);
 	dp_sizes(dp);
-	if (bpf_map_lookup_elem(dp->fd[XTCAM_MAP_CONFIG], &zero, &dp->cfg)) {
+	memset(&info, 0, sizeof(info));
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(dp->fd[XTCAM_MAP_CONFIG], &info, &len)) {
 		err = -errno;
 		goto fail;
 	}
-	if (dp->cfg.nbuckets != dp->geom.nbuckets ||
+	/* an older build's config is shorter: its format reads as 0 */
+	memset(&dp->cfg, 0, sizeof(dp->cfg));
+	if (info.value_size > sizeof(dp->cfg) ||
+	    bpf_map_lookup_elem(dp->fd[XTCAM_MAP_CONFIG], &zero, &dp->cfg)) {
+		err = info.value_size > sizeof(dp->cfg) ? -EUCLEAN : -errno;
+		goto fail;
+	}
+	if (dp->cfg.format != XTCAM_DP_FORMAT ||
+	    dp->cfg.nbuckets != dp->geom.nbuckets ||
 	    dp->cfg.bregion != dp->geom.bregion) {
 		err = -EUCLEAN;
 		goto fail;

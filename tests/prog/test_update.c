@@ -10,6 +10,11 @@
 #include <linux/bpf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
 #include "xtcam/compile.h"
 #include "xtcam/dp.h"
 #include "tlib.h"
@@ -272,4 +277,45 @@ Test(update, churn_against_reference, .timeout = 600)
 	free(cur);
 	free(nr);
 	free(ops);
+}
+
+/* Maps pinned by a build whose data path has another format (layout, hash,
+ * placement) are refused on open, not read with this build's meaning. */
+Test(update, pinned_maps_of_another_format_refused)
+{
+	struct xtcam_block_spec spec = { .capacity = 64, .dflt = { .type = XTCAM_ACT_PASS } };
+	char dir[] = "/sys/fs/bpf/xtcam-test-format-XXXXXX";
+	struct xtcam_dp *dp = NULL, *dp2 = NULL;
+	struct xtcam_config cfg;
+	struct xtcam_rule r;
+	struct xtcam_dp_op op;
+	__u32 zero = 0;
+	char e[256];
+	int fd;
+
+	struct statfs sf;
+
+	if (statfs("/sys/fs/bpf", &sf) || sf.f_type != BPF_FS_MAGIC)
+		cr_assert_eq(mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700"), 0,
+			     "mount bpffs: %s", strerror(errno));
+	cr_assert_not_null(mkdtemp(dir));
+	rmdir(dir);
+	cr_assert_eq(xtcam_dp_create(&spec, 0, &dp), 0);
+	range_rule(&r, 1);
+	op = add_op(&r);
+	cr_assert_eq(xtcam_dp_apply(dp, &op, 1, e, sizeof(e)), 0, "%s", e);
+	cr_assert_eq(xtcam_dp_pin(dp, dir), 0);
+	/* this build reopens its own pins */
+	cr_assert_eq(xtcam_dp_open_pinned(dir, &dp2), 0);
+	xtcam_dp_free(dp2);
+	dp2 = NULL;
+	fd = xtcam_dp_map_fd(dp, XTCAM_MAP_CONFIG);
+	cr_assert_eq(bpf_map_lookup_elem(fd, &zero, &cfg), 0);
+	cr_assert_eq(cfg.format, XTCAM_DP_FORMAT);
+	cfg.format = XTCAM_DP_FORMAT - 1;
+	cr_assert_eq(bpf_map_update_elem(fd, &zero, &cfg, 0), 0);
+	cr_expect_eq(xtcam_dp_open_pinned(dir, &dp2), -EUCLEAN);
+	xtcam_dp_free(dp2);
+	cr_expect_eq(xtcam_dp_unpin(dir), 0);
+	xtcam_dp_free(dp);
 }

@@ -111,18 +111,24 @@ static __always_inline int rec_match(const struct xtcam_key *key, const struct x
 
 	if (!key || !r)
 		return 0;
+	/* the address words first: candidates of one bucket mostly differ
+	 * there */
+	if ((k[3] & m[3]) ^ v[3])
+		return 0;
+	if ((k[1] & m[1]) ^ v[1])
+		return 0;
 	p = bpf_ntohs(key->dst_port);
 	if (p < r->dport_lo || p > r->dport_hi)
 		return 0;
 	p = bpf_ntohs(key->src_port);
 	if (p < r->sport_lo || p > r->sport_hi)
 		return 0;
-	diff = ((k[0] & m[0]) ^ v[0]) | ((k[1] & m[1]) ^ v[1]) |
-	       ((k[2] & m[2]) ^ v[2]) | ((k[3] & m[3]) ^ v[3]) |
-	       ((k[4] & m[4]) ^ v[4]) | ((k[8] & m[8]) ^ v[8]);
+	diff = ((k[0] & m[0]) ^ v[0]) | ((k[8] & m[8]) ^ v[8]);
 	if (diff)
 		return 0;
 	wmap = r->wmap;
+	if (wmap & XTCAM_WMAP_V6)
+		diff = ((k[2] & m[2]) ^ v[2]) | ((k[4] & m[4]) ^ v[4]);
 	if (wmap & XTCAM_WMAP_RARE) {
 		if (wmap & (1u << 5)) diff |= (k[5] & m[5]) ^ v[5];
 		if (wmap & (1u << 6)) diff |= (k[6] & m[6]) ^ v[6];

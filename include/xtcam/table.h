@@ -188,6 +188,8 @@ static inline __u64 xtcam_fmix64(__u64 h)
  * fewer instructions and no data-dependent branches; the other words
  * (MACs, VLAN tags, ttl/ICMP, raw2) only when wmap says so. */
 #define XTCAM_WMAP_RARE ((1u << 5) | (1u << 6) | (1u << 7) | (1u << 9))
+/* the words only IPv6 addresses (past their first 32 bits) reach */
+#define XTCAM_WMAP_V6   ((1u << 2) | (1u << 4))
 
 static inline __u64 xtcam_hash(const __u64 *w, const __u64 *m, __u32 wmap,
 				__u32 seed)
@@ -196,10 +198,12 @@ static inline __u64 xtcam_hash(const __u64 *w, const __u64 *m, __u32 wmap,
 
 	h += (w[0] & m[0]) * XTCAM_HK0;
 	h += (w[1] & m[1]) * XTCAM_HK1;
-	h += (w[2] & m[2]) * XTCAM_HK2;
 	h += (w[3] & m[3]) * XTCAM_HK3;
-	h += (w[4] & m[4]) * XTCAM_HK4;
 	h += (w[8] & m[8]) * XTCAM_HK8;
+	if (wmap & XTCAM_WMAP_V6) {
+		h += (w[2] & m[2]) * XTCAM_HK2;
+		h += (w[4] & m[4]) * XTCAM_HK4;
+	}
 	if (wmap & XTCAM_WMAP_RARE) {
 		if (wmap & (1u << 5)) h += (w[5] & m[5]) * XTCAM_HK5;
 		if (wmap & (1u << 6)) h += (w[6] & m[6]) * XTCAM_HK6;

@@ -27,10 +27,11 @@ struct {
 	__type(value, struct xtcam_gen);
 } gens SEC(".maps");
 
-/* tuple table, [gen * XTCAM_MAX_TUPLES + i], sorted by min_rank */
+/* tuple table, [gen * XTCAM_TUPLE_REGION + i]: the set sorted by
+ * min_rank, then the per-family lists (XTCAM_TLIST) */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2 * XTCAM_MAX_TUPLES);
+	__uint(max_entries, 2 * XTCAM_TUPLE_REGION);
 	__type(key, __u32);
 	__type(value, struct xtcam_tuple);
 } tuples SEC(".maps");

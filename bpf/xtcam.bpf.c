@@ -90,7 +90,7 @@ struct probe_ctx {
 	__u64 best_rank;
 	__u32 best_slot;
 	__u32 best_cnt;       /* its counter index */
-	__u32 tbase;          /* gen * XTCAM_MAX_TUPLES */
+	__u32 tbase;          /* the packet family's tuple list */
 	__u32 bbase;          /* gen * bregion */
 	__u32 bmask;          /* nbuckets - 1 */
 	__u32 bi;             /* bucket element being scanned */
@@ -215,7 +215,7 @@ static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *
 	struct xtcam_counter *c;
 	struct xtcam_gen *g;
 	struct probe_ctx pc;
-	__u32 gen;
+	__u32 gen, fam;
 
 	if (!s || !cfg)
 		return XDP_PASS;
@@ -228,10 +228,13 @@ static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *
 	pc.best_rank = XTCAM_RANK_NONE;
 	pc.best_slot = 0;
 	pc.best_cnt = 0;
-	pc.tbase = gen * XTCAM_MAX_TUPLES;
+	fam = xtcam_pkt_family(&s->key.eth_type);
+	if (fam >= XTCAM_NLISTS)
+		return XDP_PASS;
+	pc.tbase = gen * XTCAM_TUPLE_REGION + XTCAM_TLIST(fam);
 	pc.bbase = gen * cfg->bregion;
 	pc.bmask = cfg->nbuckets - 1;
-	bpf_loop(g->ntuples < XTCAM_MAX_TUPLES ? g->ntuples : XTCAM_MAX_TUPLES,
+	bpf_loop(g->nlist[fam] < XTCAM_MAX_TUPLES ? g->nlist[fam] : XTCAM_MAX_TUPLES,
 		 probe_tuple, &pc, 0);
 
 	if (pc.best_rank != XTCAM_RANK_NONE) {

@@ -101,7 +101,7 @@ static void dp_sizes(struct xtcam_dp *dp)
 	dp->vsz[XTCAM_MAP_ALLOC] = sizeof(__u64);
 	dp->max[XTCAM_MAP_CONFIG] = 1;
 	dp->max[XTCAM_MAP_GENS] = 2;
-	dp->max[XTCAM_MAP_TUPLES] = 2 * XTCAM_MAX_TUPLES;
+	dp->max[XTCAM_MAP_TUPLES] = 2 * XTCAM_TUPLE_REGION;
 	dp->max[XTCAM_MAP_BUCKETS] = 2ull * g->bregion;
 	dp->max[XTCAM_MAP_RECORDS] = g->nslots;
 	dp->max[XTCAM_MAP_ACTIONS] = g->nslots;
@@ -863,7 +863,7 @@ static int tuple_settle(struct txn *t, int i)
 	return i;
 }
 
-static int tuple_new(struct txn *t, const __u64 *mask, __u64 rank)
+static int tuple_new(struct txn *t, const __u64 *mask, __u64 rank, __u32 fam)
 {
 	struct xtcam_tuple *tp;
 
@@ -874,16 +874,18 @@ static int tuple_new(struct txn *t, const __u64 *mask, __u64 rank)
 	memcpy(tp->mask, mask, sizeof(tp->mask));
 	tp->wmap = xtcam_wmap(tp->mask);
 	tp->min_rank = rank;
+	tp->fam = fam;
 	tp->id = t->gen.next_id++;
 	return tuple_settle(t, (int)t->ntup - 1);
 }
 
-static int tuple_find_mask(const struct txn *t, const __u64 *mask)
+static int tuple_find_mask(const struct txn *t, const __u64 *mask, __u32 fam)
 {
 	__u32 i;
 
 	for (i = 0; i < t->ntup; i++)
-		if (!memcmp(t->tup[i].mask, mask, sizeof(t->tup[i].mask)))
+		if (t->tup[i].fam == fam &&
+		    !memcmp(t->tup[i].mask, mask, sizeof(t->tup[i].mask)))
 			return (int)i;
 	return -1;
 }
@@ -975,11 +977,25 @@ static int tuple_levels(const struct xtcam_key *hm, __u64 lv[][XTCAM_KEY_WORDS])
 	return n;
 }
 
+/* A rule's family: its exact eth_type, or ANY (see enum xtcam_family). */
+static __u32 rec_family(const struct xtcam_rec *r)
+{
+	if (r->mask.eth_type != 0xffff)
+		return XTCAM_FAM_ANY;
+	return xtcam_pkt_family(&r->value.eth_type);
+}
+
+/* Does a packet of family pf probe tuple tp? */
+static bool tuple_in_list(const struct xtcam_tuple *tp, __u32 pf)
+{
+	return tp->fam == pf || tp->fam == XTCAM_FAM_ANY;
+}
+
 /* TupleMerge insertion: the most specific tuple that covers the rule and
  * whose bucket has room; else a new tuple at the coarsest level not yet
  * there; else the least loaded covering tuple (a longer chain). */
 static int choose_tuple(struct txn *t, const struct xtcam_key *hm,
-			const struct xtcam_key *hv, __u64 rank)
+			const struct xtcam_key *hv, __u64 rank, __u32 fam)
 {
 	int best = -1, best_pop = -1, least = -1, err, nl, i;
 	__u32 best_len = 0, least_len = UINT32_MAX, j, len = 0;
@@ -990,7 +1006,7 @@ static int choose_tuple(struct txn *t, const struct xtcam_key *hm,
 		const struct xtcam_tuple *tp = &t->tup[j];
 		int pop;
 
-		if (!covers(tp->mask, hm))
+		if (tp->fam != fam || !covers(tp->mask, hm))
 			continue;
 		err = chain_len(t, bucket_of(t->dp, hv, tp), &len);
 		if (err)
@@ -1012,14 +1028,14 @@ static int choose_tuple(struct txn *t, const struct xtcam_key *hm,
 		return best;
 	nl = tuple_levels(hm, lv);
 	for (i = 0; i < nl; i++)
-		if (tuple_find_mask(t, lv[i]) < 0 && t->ntup < XTCAM_MAX_TUPLES - 1)
-			return tuple_new(t, lv[i], rank);
+		if (tuple_find_mask(t, lv[i], fam) < 0 && t->ntup < XTCAM_MAX_TUPLES - 1)
+			return tuple_new(t, lv[i], rank, fam);
 	if (least >= 0 && least_len < hard)
 		return least;
 	/* the last resort, kept free: a tuple that covers everything */
 	memset(lv[0], 0, sizeof(lv[0]));
-	if (tuple_find_mask(t, lv[0]) < 0)
-		return tuple_new(t, lv[0], rank);
+	if (tuple_find_mask(t, lv[0], fam) < 0)
+		return tuple_new(t, lv[0], rank, fam);
 	return -ENOSPC;
 }
 
@@ -1070,7 +1086,7 @@ static int do_insert(struct txn *t, const struct xtcam_rule *r,
 	mdirty(t, XTCAM_MAP_ACTIONS, slot);
 
 	hash_view(&rec, &hm, &hv);
-	ti = choose_tuple(t, &hm, &hv, rec.rank);
+	ti = choose_tuple(t, &hm, &hv, rec.rank, rec_family(&rec));
 	if (ti < 0) {
 		xtcam_set_err(t->err, t->errlen,
 			"handle %u: no room in the lookup structure (tuples full)",
@@ -1249,7 +1265,7 @@ static int write_gen(struct txn *t, __u32 gen)
 	if (!err)
 		err = write_mirror(t, XTCAM_MAP_ALLOC, gen);
 	if (!err && t->tup_dirty) {
-		__u32 n = t->ntup > t->ntup_orig ? t->ntup : t->ntup_orig, i;
+		__u32 n = t->ntup > t->ntup_orig ? t->ntup : t->ntup_orig, i, l;
 		__u64 *keys = malloc(n * sizeof(*keys) + 1);
 		struct xtcam_tuple *vals = calloc(n + 1, sizeof(*vals));
 
@@ -1262,6 +1278,20 @@ static int write_gen(struct txn *t, __u32 gen)
 					vals[i] = t->tup[i];
 			}
 			err = dp_write(dp, XTCAM_MAP_TUPLES, keys, vals, n);
+		}
+		/* each family's list: the same order, its tuples and ANY's */
+		for (l = 0; !err && keys && vals && l < XTCAM_NLISTS; l++) {
+			__u32 k = 0;
+
+			for (i = 0; i < t->ntup; i++) {
+				if (!tuple_in_list(&t->tup[i], l))
+					continue;
+				keys[k] = dp_abs_key(dp, XTCAM_MAP_TUPLES, XTCAM_TLIST(l) + k, gen);
+				vals[k++] = t->tup[i];
+			}
+			t->gen.nlist[l] = k;
+			if (k)
+				err = dp_write(dp, XTCAM_MAP_TUPLES, keys, vals, k);
 		}
 		free(keys);
 		free(vals);
@@ -1364,7 +1394,7 @@ static int recover(struct xtcam_dp *dp)
 
 	for (j = 0; j < sizeof(maps) / sizeof(maps[0]); j++) {
 		m = maps[j];
-		n = m == XTCAM_MAP_TUPLES ? XTCAM_MAX_TUPLES : mirror_len(dp, m);
+		n = m == XTCAM_MAP_TUPLES ? XTCAM_TUPLE_REGION : mirror_len(dp, m);
 		buf = malloc(n * dp_usz(dp, m));
 		idx = malloc(n * sizeof(*idx));
 		if (!buf || !idx) {
@@ -1668,7 +1698,7 @@ __u64 xtcam_dp_classify(struct xtcam_dp *dp, const struct xtcam_key *k,
 {
 	struct xtcam_tuple tup[XTCAM_MAX_TUPLES];
 	__u64 best = XTCAM_RANK_NONE;
-	__u32 gen = dp->cfg.gen, i;
+	__u32 gen = dp->cfg.gen, i, pf = xtcam_pkt_family(&k->eth_type);
 	struct xtcam_gen g;
 	unsigned int np = 0;
 
@@ -1681,6 +1711,10 @@ __u64 xtcam_dp_classify(struct xtcam_dp *dp, const struct xtcam_key *k,
 				  (dp->geom.nbuckets - 1));
 		unsigned int hops = 0;
 
+		/* the BPF program walks its family's list: the same tuples in
+		 * the same order */
+		if (!tuple_in_list(&tup[i], pf))
+			continue;
 		if (tup[i].min_rank >= best)
 			break;
 		np++;
@@ -1729,7 +1763,7 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 	__u8 *elem_used = calloc(nb, 1);
 	__u64 *keys = NULL, *alloc = malloc(dp->geom.alloc_words * 8);
 	struct xtcam_hval *vals = NULL;
-	struct xtcam_tuple tup[XTCAM_MAX_TUPLES];
+	struct xtcam_tuple tup[XTCAM_MAX_TUPLES], ltup[XTCAM_MAX_TUPLES];
 	__u32 tcount[XTCAM_MAX_TUPLES] = { 0 };
 	__u64 entries = 0;
 	struct xtcam_gen g;
@@ -1751,6 +1785,31 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 	for (i = 1; i < g.ntuples; i++)
 		if (tup[i - 1].min_rank > tup[i].min_rank)
 			FAIL("gen %u: tuples not sorted at %zu", gen, i);
+	/* each family's list is the set filtered, in order */
+	for (i = 0; i < XTCAM_NLISTS; i++) {
+		size_t k = 0, j;
+
+		if (g.nlist[i] > XTCAM_MAX_TUPLES)
+			FAIL("gen %u: list %zu has %u tuples", gen, i, g.nlist[i]);
+		if ((e = dp_read_range(dp, XTCAM_MAP_TUPLES,
+				       dp_abs_key(dp, XTCAM_MAP_TUPLES, XTCAM_TLIST(i), gen),
+				       g.nlist[i], ltup)))
+			goto out;
+		for (j = 0; j < g.ntuples; j++) {
+			if (!tuple_in_list(&tup[j], (__u32)i))
+				continue;
+			if (k >= g.nlist[i] || memcmp(&ltup[k], &tup[j], sizeof(tup[j])))
+				FAIL("gen %u: family list %zu differs from the tuples at %zu",
+				     gen, i, k);
+			k++;
+		}
+		if (k != g.nlist[i])
+			FAIL("gen %u: family list %zu has %u tuples, %zu expected", gen, i,
+			     g.nlist[i], k);
+	}
+	for (i = 0; i < g.ntuples; i++)
+		if (tup[i].fam > XTCAM_FAM_ANY)
+			FAIL("gen %u: tuple %u of family %u", gen, tup[i].id, tup[i].fam);
 	/* walk every chain: sorted, each slot once */
 	for (i = 0; i < dp->geom.nbuckets; i++) {
 		__u32 el = (__u32)i, hops = 0;
@@ -1818,6 +1877,9 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 			if (!covers(tup[t].mask, &hm))
 				FAIL("gen %u: tuple %u does not cover handle %u", gen,
 				     tup[t].id, (__u32)keys[i]);
+			if (tup[t].fam != rec_family(&r))
+				FAIL("gen %u: tuple %u of family %u holds handle %u of family %u",
+				     gen, tup[t].id, tup[t].fam, (__u32)keys[i], rec_family(&r));
 			if (tup[t].min_rank > r.rank)
 				FAIL("gen %u: tuple %u min_rank above a member", gen, tup[t].id);
 			tcount[t]++;

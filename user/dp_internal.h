@@ -56,7 +56,7 @@ static inline __u64 dp_abs_key(const struct xtcam_dp *dp, int m, __u64 rel,
 	case XTCAM_MAP_GENS:
 		return gen;
 	case XTCAM_MAP_TUPLES:
-		return (__u64)gen * XTCAM_MAX_TUPLES + rel;
+		return (__u64)gen * XTCAM_TUPLE_REGION + rel;
 	case XTCAM_MAP_BUCKETS:
 		return (__u64)gen * dp->geom.bregion + rel;
 	case XTCAM_MAP_ALLOC:

@@ -84,8 +84,42 @@ struct xtcam_tuple {
 	__u32 id;                 /* stable id, the hash seed */
 	__u32 nrules;
 	__u32 wmap;               /* bit i: mask word i is not zero */
-	__u32 pad;
+	__u32 fam;                /* enum xtcam_family of all its rules */
 };
+
+/* Families: a tuple holds rules of one family only, so that a packet
+ * probes only the tuples that can hold its match.  A rule's family is its
+ * exact eth_type (IPv4, IPv6, any other), or ANY when it has none. */
+enum xtcam_family {
+	XTCAM_FAM_IP4   = 0,
+	XTCAM_FAM_IP6   = 1,
+	XTCAM_FAM_OTHER = 2,
+	XTCAM_FAM_ANY   = 3,
+};
+#define XTCAM_NLISTS 3            /* packet families: IP4, IP6, OTHER */
+
+/* The family of a packet, from its eth_type (network order, read as bytes
+ * so that BPF and userspace agree without byte swaps). */
+static inline __u32 xtcam_pkt_family(const void *eth_type)
+{
+	const __u8 *b = (const __u8 *)eth_type;
+
+	if (b[0] == 0x08 && b[1] == 0x00)
+		return XTCAM_FAM_IP4;
+	if (b[0] == 0x86 && b[1] == 0xdd)
+		return XTCAM_FAM_IP6;
+	return XTCAM_FAM_OTHER;
+}
+
+/*
+ * The tuple table of a generation: XTCAM_MAX_TUPLES entries, sorted by
+ * min_rank (the tuple set, as the loader reads it back), then one list per
+ * packet family (XTCAM_NLISTS of XTCAM_MAX_TUPLES entries): the tuples of
+ * that family and of ANY, in the same order.  The classifier walks only
+ * its packet's list.
+ */
+#define XTCAM_TUPLE_REGION (XTCAM_MAX_TUPLES * (1 + XTCAM_NLISTS))
+#define XTCAM_TLIST(l) (XTCAM_MAX_TUPLES * (1 + (l)))   /* first entry */
 
 /* A bucket element: candidates sorted by rank, then the chain. */
 struct xtcam_bucket {
@@ -103,6 +137,8 @@ struct xtcam_gen {
 	__u32 nentries;
 	__u32 next_id;            /* next tuple id to hand out */
 	struct xtcam_action dflt; /* the block's default (miss) action */
+	__u32 nlist[XTCAM_NLISTS];/* tuples in each family's list */
+	__u32 pad;
 };
 
 /* The block's configuration (one element). */
@@ -117,7 +153,7 @@ struct xtcam_config {
 
 /* Bumped whenever the maps' meaning changes (layout, hash, placement):
  * a block pinned by a build with another format is refused, not misread. */
-#define XTCAM_DP_FORMAT 2
+#define XTCAM_DP_FORMAT 3
 
 /* Index of the rule registry (hash map): (generation, handle) -> rule. */
 struct xtcam_hkey {

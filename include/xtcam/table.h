@@ -235,15 +235,17 @@ static inline __u64 xtcam_hash(const __u64 *w, const __u64 *m, __u32 wmap,
 	h += (w[0] & m[0]) * XTCAM_HK0;
 	h += (w[1] & m[1]) * XTCAM_HK1;
 	h += (w[3] & m[3]) * XTCAM_HK3;
-	h += (w[8] & m[8]) * XTCAM_HK8;
 	if (wmap & XTCAM_WMAP_V6) {
 		h += (w[2] & m[2]) * XTCAM_HK2;
 		h += (w[4] & m[4]) * XTCAM_HK4;
 	}
-	if (wmap & XTCAM_WMAP_RARE) {
+	/* tuple masks keep whole bytes only, so the presence flags (word 8)
+	 * are rarely in them: hashed with the rare words */
+	if (wmap & (XTCAM_WMAP_RARE | (1u << 8))) {
 		if (wmap & (1u << 5)) h += (w[5] & m[5]) * XTCAM_HK5;
 		if (wmap & (1u << 6)) h += (w[6] & m[6]) * XTCAM_HK6;
 		if (wmap & (1u << 7)) h += (w[7] & m[7]) * XTCAM_HK7;
+		if (wmap & (1u << 8)) h += (w[8] & m[8]) * XTCAM_HK8;
 		if (wmap & (1u << 9)) h += (w[9] & m[9]) * XTCAM_HK9;
 	}
 	return xtcam_fmix64(h);

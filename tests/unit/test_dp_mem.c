@@ -137,3 +137,66 @@ Test(dp_mem, many_identical_keys_chain)
 	cr_assert_eq(info.overflow_used, 0);
 	xtcam_dp_free(dp);
 }
+
+/* A tuple holds one family: IPv6 rules never join an IPv4 tuple (whose
+ * mask their first address word would cover), an IPv4 frame probes only
+ * IPv4 tuples and the family-less ones, and a frame of another ethertype
+ * only the family-less ones. */
+Test(dp_mem, tuples_split_by_family)
+{
+	struct xtcam_block_spec spec = { .capacity = 1000 };
+	struct xtcam_rule r[3];
+	struct xtcam_dp_op ops[3];
+	struct xtcam_dp_info info;
+	struct xtcam_dp *dp;
+	struct xtcam_key k;
+	uint8_t a6[16] = { 0x20, 0x01, 0x0d, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+	const uint8_t mac[6] = { 2, 0, 0, 0, 0, 7 };
+	unsigned int probes = 0;
+	char err[256];
+	int i;
+
+	cr_assert_eq(xtcam_dp_create(&spec, XTCAM_DP_MEMORY, &dp), 0);
+	/* 1: IPv4 10.0.0.0/8 dst; 2: IPv6 2001:db8:102:304::/64 dst; 3: any
+	 * frame to MAC 02:00:00:00:00:07 (no eth_type: family-less) */
+	t_rule(&r[0], 10, 1);
+	t_match_ip4(&r[0], false, 0x0a000000, 8);
+	t_rule(&r[1], 10, 2);
+	t_match_ip6(&r[1], false, a6, 64);
+	t_rule(&r[2], 20, 3);
+	memcpy(r[2].value.dst_mac, mac, 6);
+	memset(r[2].mask.dst_mac, 0xff, 6);
+	r[2].keywords |= XTCAM_KW_BIT(XTCAM_KW_DST_MAC);
+	for (i = 0; i < 3; i++)
+		ops[i] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_ADD, .rule = &r[i],
+					      .act = { .type = XTCAM_ACT_DROP } };
+	cr_assert_eq(xtcam_dp_apply(dp, ops, 3, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_dp_info(dp, &info, false), 0);
+	cr_assert_eq(info.ntuples, 3, "one tuple per family, got %u", info.ntuples);
+
+	memset(&k, 0, sizeof(k));
+	k.flags = XTCAM_F_ETH | XTCAM_F_L3 | XTCAM_F_PROTO;
+	k.eth_type = htobe16(0x0800);
+	k.dst_ip[0] = htobe32(0x0a010203);
+	cr_assert_eq(xtcam_dp_classify(dp, &k, NULL, &probes), XTCAM_RANK(10, 1));
+	cr_assert_eq(probes, 1, "the IPv4 tuple only (the hit beats the MAC rule), got %u", probes);
+	k.dst_ip[0] = htobe32(0x0b010203);
+	cr_assert_eq(xtcam_dp_classify(dp, &k, NULL, &probes), XTCAM_RANK_NONE);
+	cr_assert_eq(probes, 2, "IPv4 and family-less tuples, got %u", probes);
+
+	memset(&k, 0, sizeof(k));
+	k.flags = XTCAM_F_ETH | XTCAM_F_L3 | XTCAM_F_PROTO;
+	k.eth_type = htobe16(0x86dd);
+	memcpy(k.dst_ip, a6, 16);
+	cr_assert_eq(xtcam_dp_classify(dp, &k, NULL, &probes), XTCAM_RANK(10, 2));
+	cr_assert_eq(probes, 1, "got %u", probes);
+
+	memset(&k, 0, sizeof(k));
+	k.flags = XTCAM_F_ETH;
+	k.eth_type = htobe16(0x0806);
+	memcpy(k.dst_mac, mac, 6);
+	cr_assert_eq(xtcam_dp_classify(dp, &k, NULL, &probes), XTCAM_RANK(20, 3));
+	cr_assert_eq(probes, 1, "the family-less tuple only, got %u", probes);
+	xtcam_dp_free(dp);
+}

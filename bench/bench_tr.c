@@ -396,7 +396,7 @@ static void frame_of(const struct pkt_spec *s, struct frame *f)
  * half frames built from random rules, half frames from the same address
  * clusters; xdp-filter's program runs over the same frames.
  */
-static int cb_rows(FILE *md, int n, int family, int xf_fd, double floor_drop,
+static int cb_rows(FILE *md, int n, int family, int xf_fd, int floor_fd,
 		   int repeat, int passes)
 {
 	struct cb_params prm = { .nrules = (uint32_t)n, .family = family, .pass_pct = 20 };
@@ -407,7 +407,7 @@ static int cb_rows(FILE *md, int n, int family, int xf_fd, double floor_drop,
 	struct xtcam_dp_info info;
 	struct xtcam_dp *dp = NULL;
 	size_t masks, entries, i;
-	double t0, t1, ns, xf = -1;
+	double t0, t1, ns, xf = -1, floor_drop;
 	struct cb_set cs;
 	char e[256];
 	int err;
@@ -447,7 +447,10 @@ static int cb_rows(FILE *md, int n, int family, int xf_fd, double floor_drop,
 		ps.payload = 18;
 		frame_of(&ps, &fr[i]);
 	}
+	/* the floor and xdp-filter on the same frames, right after: on a
+	 * shared machine the ratios of one moment are what compares */
 	ns = measure(xtcam_dp_parse_fd(dp), fr, NPKT, repeat, passes);
+	floor_drop = measure(floor_fd, fr, NPKT, repeat, passes);
 	if (xf_fd >= 0)
 		xf = measure(xf_fd, fr, NPKT, repeat, passes);
 	fprintf(md, "| %s | %d | %u | %zu | %u | %u | %.1f | %.2f | ", family == 6 ? "IPv6" : "IPv4",
@@ -472,10 +475,11 @@ static void row_head(FILE *md)
 	fprintf(md, "| program | rules | masks | tuples | ns/pkt | x floor |");
 	for (k = 0; k < NMIX; k++)
 		fprintf(md, " %s |", mix_name[k]);
-	fprintf(md, " load s |\n|---|---:|---:|---:|---:|---:|");
+	fprintf(md, " load s | floor ns | xdp-filter ns | x xdp-filter |\n"
+		"|---|---:|---:|---:|---:|---:|");
 	for (k = 0; k < NMIX; k++)
 		fprintf(md, "---:|");
-	fprintf(md, "---:|\n");
+	fprintf(md, "---:|---:|---:|---:|\n");
 }
 
 static struct frame *mixbuf[NMIX];
@@ -495,7 +499,8 @@ int main(int argc, char **argv)
 	int cnt[NMIX], only_cb = 0, xf_fd = -1;
 	struct bpf_object *o1 = NULL, *o2 = NULL;
 	char path[512];
-	double floor_drop, floor_parse, v[NMIX];
+	double floor_drop, floor_parse, v[NMIX], fv[NMIX];
+	int floor_fd;
 	FILE *md = stdout;
 	struct utsname un;
 	time_t tnow = time(NULL);
@@ -553,7 +558,7 @@ int main(int argc, char **argv)
 		build_mixes(&g, NULL, 0, 1, mixbuf, cnt);
 	}
 	snprintf(path, sizeof(path), "%s/bench/floor_drop.bpf.o", build);
-	err = load_prog(path, "floor_drop", &o1);
+	err = floor_fd = load_prog(path, "floor_drop", &o1);
 	if (err < 0) {
 		fprintf(stderr, "%s: %s\n", path, strerror(-err));
 		return 1;
@@ -581,17 +586,21 @@ int main(int argc, char **argv)
 		"over a mix, median of %d passes; ns/pkt is the mean of the mixes measured (a set "
 		"with one mask has IPv4 rules only).  Rule sets: masks are shapes of (source "
 		"prefix, destination prefix, destination port, source port); odd shapes are IPv6.  "
-		"Floors and xdp-filter's misses run on the same miss mixes.  Command: `%s%s`.\n\n",
+		"The first rows (floors, xdp-filter with 1, 1k, 10k ports) run on the miss mixes "
+		"at the start.  The machine is shared and its speed drifts, so every xtcam row "
+		"is followed by the XDP_DROP floor and xdp-filter (1000 ports) on that row's own "
+		"frames (for xdp-filter all of them misses): its x floor and x xdp-filter are "
+		"ratios of one moment, and the floor ns column shows the drift.  Command: `%s%s`.\n\n",
 		MIXN, repeat, passes, "bench_tr", scale ? " -s" : (quick ? " -q" : ""));
 	row_head(md);
 	fprintf(md, "| XDP_DROP (floor) | - | - | - | %.1f | 1.00 |", floor_drop);
 	fmt_mixes(md, v);
-	fprintf(md, " - |\n");
+	fprintf(md, " - | - | - | - |\n");
 	floor_parse = row_measure(err, mixbuf, cnt, repeat, passes, v);
 	fprintf(md, "| parser only, drop | - | - | - | %.1f | %.2f |", floor_parse,
 		floor_parse / floor_drop);
 	fmt_mixes(md, v);
-	fprintf(md, " - |\n");
+	fprintf(md, " - | - | - | - |\n");
 	fflush(md);
 
 	/* xdp-filter: N exact destination ports; hits carry one of them */
@@ -629,7 +638,7 @@ int main(int argc, char **argv)
 			fprintf(md, "| xdp-filter (dst ports) | %d | 1 | - | %.1f | %.2f |", n, mean,
 				mean / floor_drop);
 			fmt_mixes(md, v);
-			fprintf(md, " - |\n");
+			fprintf(md, " - | - | - | - |\n");
 		} else {
 			fprintf(md, "| xdp-filter | %d | (could not load: %s) | | | | | | | | |\n", n,
 				strerror(-fd));
@@ -648,7 +657,7 @@ int main(int argc, char **argv)
 			struct t_rng g = { 1000u + (uint64_t)n * 7 + (uint64_t)m };
 			struct xtcam_dp_info info;
 			struct xtcam_dp *dp;
-			double t0, t1, ns;
+			double t0, t1, ns, fl, xf;
 			char e[256];
 
 			if ((only_n && n != only_n) || (only_m && m != only_m))
@@ -679,10 +688,18 @@ int main(int argc, char **argv)
 				xtcam_dp_info(dp, &info, false);
 				build_mixes(&g, rules, n, m, mixbuf, cnt);
 				ns = row_measure(xtcam_dp_parse_fd(dp), mixbuf, cnt, repeat, passes, v);
+				/* the floor and xdp-filter again, on this row's
+				 * frames, right after it: ratios of one moment */
+				fl = row_measure(floor_fd, mixbuf, cnt, repeat, passes, fv);
+				xf = xf_fd >= 0 ? row_measure(xf_fd, mixbuf, cnt, repeat, passes, fv) : -1;
 				fprintf(md, "| xtcam | %d | %d | %u | %.1f | %.2f |", n, n < m ? n : m,
-					info.ntuples, ns, ns / floor_drop);
+					info.ntuples, ns, ns / fl);
 				fmt_mixes(md, v);
-				fprintf(md, " %.2f |\n", t1 - t0);
+				fprintf(md, " %.2f | %.1f |", t1 - t0, fl);
+				if (xf > 0)
+					fprintf(md, " %.1f | %.2f |\n", xf, ns / xf);
+				else
+					fprintf(md, " - | - |\n");
 			}
 			fflush(md);
 			xtcam_dp_free(dp);
@@ -699,14 +716,14 @@ int main(int argc, char **argv)
 		if (!k) {
 			fprintf(md, "\n## ClassBench-style ACLs\n\n");
 			fprintf(md, "Half of the mix is built from random rules, half from the same "
-				"address clusters (hits or misses); xdp-filter runs over the same frames "
+				"address clusters (hits or misses); the XDP_DROP floor and xdp-filter run over the same frames right after it "
 				"with its 1000 ports.\n\n");
 			fprintf(md, "| family | rules | entries | masks | tuples | max chain | ns/pkt | "
 				"x floor | xdp-filter ns | x xdp-filter | load s |\n");
 			fprintf(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 		}
 		for (fam = 4; fam <= 6; fam += 2) {
-			err = cb_rows(md, n, fam, xf_fd, floor_drop, repeat, passes);
+			err = cb_rows(md, n, fam, xf_fd, floor_fd, repeat, passes);
 			if (err)
 				fprintf(md, "| IPv%d | %d | (failed: %s) | | | | | | | | |\n", fam, n,
 					strerror(-err));

@@ -248,8 +248,8 @@ static int xdp_bind(struct flow_block_offload *f, struct xtcam_ctx *ctx)
 		e = xtcam_dp_open_pinned(x->dir, &x->dp);
 		if (e == -EUCLEAN) {
 			flow_block_errmsg(f, "block %s: its maps in %s were made by another version "
-					  "of xtcam (data path format %u expected): unbind and flush "
-					  "with that version, or remove %s", f->block->spec.name,
+					  "of xtcam (data path format %u expected) or are damaged: "
+					  "unbind and flush with that version, or remove %s", f->block->spec.name,
 					  x->dir, XTCAM_DP_FORMAT, x->dir);
 			goto fail;
 		}

@@ -1028,11 +1028,13 @@ static int choose_tuple(struct txn *t, const struct xtcam_key *hm,
 		return best;
 	nl = tuple_levels(hm, lv);
 	for (i = 0; i < nl; i++)
-		if (tuple_find_mask(t, lv[i], fam) < 0 && t->ntup < XTCAM_MAX_TUPLES - 1)
+		if (tuple_find_mask(t, lv[i], fam) < 0 &&
+		    t->ntup < XTCAM_MAX_TUPLES - (XTCAM_FAM_ANY + 1))
 			return tuple_new(t, lv[i], rank, fam);
 	if (least >= 0 && least_len < hard)
 		return least;
-	/* the last resort, kept free: a tuple that covers everything */
+	/* the last resort, kept free (one slot per family): a tuple that
+	 * covers everything of the rule's family */
 	memset(lv[0], 0, sizeof(lv[0]));
 	if (tuple_find_mask(t, lv[0], fam) < 0)
 		return tuple_new(t, lv[0], rank, fam);

@@ -44,6 +44,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "nsenter.h"
 
 #ifndef BPF_F_TEST_XDP_LIVE_FRAMES
 #define BPF_F_TEST_XDP_LIVE_FRAMES (1U << 1)
@@ -126,22 +127,19 @@ struct ethstats {
 
 static int ethstats_open(struct ethstats *e, const char *netns, const char *dev)
 {
-	char path[256];
-	int self = open("/proc/self/ns/net", O_RDONLY), nsfd, n, i, err = 0;
+	int saved, n, i, err;
 	struct ethtool_sset_info *si;
 	struct ethtool_gstrings *gs;
 
-	snprintf(path, sizeof(path), "/run/netns/%s", netns);
-	nsfd = open(path, O_RDONLY);
-	if (self < 0 || nsfd < 0 || setns(nsfd, CLONE_NEWNET)) {
-		err = -errno;
-		goto out;
-	}
+	/* the socket belongs to the namespace it was made in */
+	err = xtcam_ns_enter_name(netns, &saved, NULL, 0);
+	if (err)
+		return err;
 	e->sock = socket(AF_INET, SOCK_DGRAM, 0);
-	if (setns(self, CLONE_NEWNET) || e->sock < 0) {
-		err = -errno;
-		goto out;
-	}
+	err = e->sock < 0 ? -errno : 0;
+	xtcam_ns_leave(saved);
+	if (err)
+		return err;
 	memset(&e->ifr, 0, sizeof(e->ifr));
 	snprintf(e->ifr.ifr_name, sizeof(e->ifr.ifr_name), "%s", dev);
 	si = calloc(1, sizeof(*si) + sizeof(__u32));
@@ -190,10 +188,6 @@ static int ethstats_open(struct ethstats *e, const char *netns, const char *dev)
 	if (e->i_pkts < 0 || e->i_drops < 0)
 		err = -ENOENT;
 out:
-	if (self >= 0)
-		close(self);
-	if (nsfd >= 0)
-		close(nsfd);
 	return err;
 }
 

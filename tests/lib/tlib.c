@@ -13,6 +13,7 @@
 #include <linux/if_link.h>
 #include "xtcam/compile.h"
 #include "tlib.h"
+#include "nsenter.h"
 
 void t_rule(struct xtcam_rule *r, uint32_t prio, uint32_t handle)
 {
@@ -494,26 +495,16 @@ bool t_have_bpf(void)
 
 int t_xdp_prog_in(const char *netns, const char *dev, uint32_t *id)
 {
-	char path[256];
-	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), fd, err = 0, ifindex;
+	int saved, err, ifindex;
 
-	snprintf(path, sizeof(path), "/run/netns/%s", netns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (self < 0 || fd < 0 || setns(fd, CLONE_NEWNET)) {
-		err = -errno;
-		goto out;
-	}
+	err = xtcam_ns_enter_name(netns, &saved, NULL, 0);
+	if (err)
+		return err;
 	ifindex = (int)if_nametoindex(dev);
 	err = ifindex ? bpf_xdp_query_id(ifindex, XDP_FLAGS_DRV_MODE, id) : -errno;
 	if (!err && !*id)
 		err = -ENOENT;
-	if (setns(self, CLONE_NEWNET) && !err)
-		err = -errno;
-out:
-	if (self >= 0)
-		close(self);
-	if (fd >= 0)
-		close(fd);
+	xtcam_ns_leave(saved);
 	return err;
 }
 

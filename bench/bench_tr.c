@@ -693,7 +693,7 @@ int main(int argc, char **argv)
 				fl = row_measure(floor_fd, mixbuf, cnt, repeat, passes, fv);
 				xf = xf_fd >= 0 ? row_measure(xf_fd, mixbuf, cnt, repeat, passes, fv) : -1;
 				fprintf(md, "| xtcam | %d | %d | %u | %.1f | %.2f |", n, n < m ? n : m,
-					info.ntuples, ns, ns / fl);
+					info.ntuples, ns, fl > 0 ? ns / fl : -1);
 				fmt_mixes(md, v);
 				fprintf(md, " %.2f | %.1f |", t1 - t0, fl);
 				if (xf > 0)

@@ -96,10 +96,11 @@ struct probe_ctx {
 	__u32 bi;             /* bucket element being scanned */
 };
 
-/* A global function: the verifier checks it once, on its own, instead of
- * once per candidate of every chain.  Ports first (a range check, often the
- * reason a candidate fails), then the common words without branches, then
- * the rare ones (XTCAM_WMAP_RARE) only when the rule has them. */
+/* The exact check of one candidate, inlined (a call per candidate cost
+ * more than the verifier's extra work).  The address words first, with
+ * early exits (candidates of one bucket mostly differ there), then the
+ * port ranges, then protocol and flags; the IPv6-only and the rare words
+ * only when the rule's mask has them (XTCAM_WMAP_V6, XTCAM_WMAP_RARE). */
 static __always_inline int rec_match(const struct xtcam_key *key, const struct xtcam_rec *r)
 {
 	const __u64 *k = (const __u64 *)key;
@@ -229,8 +230,6 @@ static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *
 	pc.best_slot = 0;
 	pc.best_cnt = 0;
 	fam = xtcam_pkt_family(&s->key.eth_type);
-	if (fam >= XTCAM_NLISTS)
-		return XDP_PASS;
 	pc.tbase = gen * XTCAM_TUPLE_REGION + XTCAM_TLIST(fam);
 	pc.bbase = gen * cfg->bregion;
 	pc.bmask = cfg->nbuckets - 1;

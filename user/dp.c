@@ -893,8 +893,8 @@ static int tuple_find_mask(const struct txn *t, const __u64 *mask, __u32 fam)
 /* The masks a new tuple for a rule may take, coarsest first.  Level 0
  * hashes on eth_type plus the rule's most selective field (its longer
  * address prefix; else exact ports, MACs, VLAN ids...), so that rules with
- * different masks share tuples; then the protocol, the second field, exact
- * ports, whole bytes, every bit.  A level is only used when the buckets of
+ * different masks share tuples; then the second field, the protocol with
+ * exact ports, whole bytes, every bit.  A level is only used when the buckets of
  * the coarser ones are full for this rule. */
 #define FIELD(f) offsetof(struct xtcam_key, f), sizeof(((struct xtcam_key *)0)->f)
 
@@ -913,7 +913,7 @@ static void copy_field(unsigned char *d, const unsigned char *s, size_t off, siz
 	memcpy(d + off, s + off, len);
 }
 
-#define XTCAM_LEVELS 6
+#define XTCAM_LEVELS 5
 
 static int tuple_levels(const struct xtcam_key *hm, __u64 lv[][XTCAM_KEY_WORDS])
 {
@@ -959,21 +959,20 @@ static int tuple_levels(const struct xtcam_key *hm, __u64 lv[][XTCAM_KEY_WORDS])
 	}
 	copy_field(l, r, off_a, len_a);
 	n++;
-	/* level 1: and the protocol */
-	memcpy(lv[n], lv[n - 1], sizeof(lv[0]));
-	copy_field((unsigned char *)lv[n], r, FIELD(ip_proto));
-	n++;
-	/* level 2: and the second field */
+	/* level 1: and the second field */
 	memcpy(lv[n], lv[n - 1], sizeof(lv[0]));
 	if (len_b)
 		copy_field((unsigned char *)lv[n], r, off_b, len_b);
 	n++;
-	/* level 3: and exact ports */
+	/* level 2: and the protocol and exact ports (a level of the
+	 * protocol alone made one more tuple of the 100k 32-mask set, whose
+	 * rules are all UDP, and cost its misses 20%) */
 	memcpy(lv[n], lv[n - 1], sizeof(lv[0]));
+	copy_field((unsigned char *)lv[n], r, FIELD(ip_proto));
 	copy_field((unsigned char *)lv[n], r, FIELD(src_port));
 	copy_field((unsigned char *)lv[n], r, FIELD(dst_port));
 	n++;
-	/* level 4: every whole byte; level 5: every bit */
+	/* level 3: every whole byte; level 4: every bit */
 	memcpy(lv[n++], rw, sizeof(rw));
 	memcpy(lv[n++], hm, sizeof(rw));
 	/* drop repeats */

@@ -19,14 +19,23 @@ struct {
 	__type(value, struct xtcam_block_rec);
 } blocks SEC(".maps");
 
-/* every block's rules, two generations each */
+/* every block's rules, one map per generation: a reader of the active
+ * generation dumps only its map (half the entries of one map for both) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1 << 24);
+	__uint(max_entries, 1 << 23);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct xtcam_rule_key);
 	__type(value, struct xtcam_rule);
-} rules SEC(".maps");
+} rules0 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 23);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xtcam_rule_key);
+	__type(value, struct xtcam_rule);
+} rules1 SEC(".maps");
 
 /* devices bound to blocks, by (netns, ifindex) */
 struct {

@@ -52,7 +52,7 @@ static int load_rules(struct xtcam_ctx *c, struct xtcam_block *b,
 {
 	struct xtcam_rule *rules;
 	size_t n;
-	int e = xtcam_state_rules(c->st, rec, &rules, &n);
+	int e = xtcam_state_rules(c->st, rec, false, &rules, &n);
 
 	if (e) {
 		xtcam_set_err(err, errlen, "block %s: cannot read its rules: %s", rec->name,
@@ -1162,7 +1162,7 @@ int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
 		if (xtcam_block_spec_format(&spec, line, sizeof(line)) < 0)
 			continue;
 		sb_printf(&sb, "block add %s\n", line);
-		e = xtcam_state_rules(c->st, &b[i], &rules, &nr);
+		e = xtcam_state_rules(c->st, &b[i], true, &rules, &nr);
 		if (e)
 			break;
 		for (j = 0; j < nr; j++)

@@ -182,8 +182,10 @@ void xtcam_state_close(struct xtcam_state *st)
 		return;
 	if (st->fd_blocks >= 0)
 		close(st->fd_blocks);
-	if (st->fd_rules >= 0)
-		close(st->fd_rules);
+	if (st->fd_rules[0] >= 0)
+		close(st->fd_rules[0]);
+	if (st->fd_rules[1] >= 0)
+		close(st->fd_rules[1]);
 	if (st->fd_bindings >= 0)
 		close(st->fd_bindings);
 	if (st->lock_fd >= 0)
@@ -211,7 +213,10 @@ static int check_layout(struct xtcam_state *st, char *err, size_t errlen)
 	const struct { int fd; const char *name; __u32 k, v; } m[] = {
 		{ st->fd_blocks, "blocks", sizeof(struct xtcam_block_key),
 		  sizeof(struct xtcam_block_rec) },
-		{ st->fd_rules, "rules", sizeof(struct xtcam_rule_key), sizeof(struct xtcam_rule) },
+		{ st->fd_rules[0], "rules0", sizeof(struct xtcam_rule_key),
+		  sizeof(struct xtcam_rule) },
+		{ st->fd_rules[1], "rules1", sizeof(struct xtcam_rule_key),
+		  sizeof(struct xtcam_rule) },
 		{ st->fd_bindings, "bindings", sizeof(struct xtcam_bind_key),
 		  sizeof(struct xtcam_bind_rec) },
 	};
@@ -246,7 +251,7 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 
 	if (!st)
 		return -ENOMEM;
-	st->fd_blocks = st->fd_rules = st->fd_bindings = -1;
+	st->fd_blocks = st->fd_rules[0] = st->fd_rules[1] = st->fd_bindings = -1;
 	snprintf(lock, sizeof(lock), "/run/%s.lock", instance());
 	st->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (st->lock_fd < 0) {
@@ -266,13 +271,27 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 		goto fail;
 	st->fd_blocks = bpf_obj_get(path);
 	if (st->fd_blocks >= 0) {
-		if ((e = pin_path(st, "rules", path, sizeof(path))))
+		if ((e = pin_path(st, "rules0", path, sizeof(path))))
 			goto fail;
-		st->fd_rules = bpf_obj_get(path);
+		st->fd_rules[0] = bpf_obj_get(path);
+		if ((e = pin_path(st, "rules1", path, sizeof(path))))
+			goto fail;
+		st->fd_rules[1] = bpf_obj_get(path);
 		if ((e = pin_path(st, "bindings", path, sizeof(path))))
 			goto fail;
 		st->fd_bindings = bpf_obj_get(path);
-		if (st->fd_rules < 0 || st->fd_bindings < 0) {
+		if ((st->fd_rules[0] < 0 || st->fd_rules[1] < 0) &&
+		    !pin_path(st, "rules", path, sizeof(path)) && !access(path, F_OK)) {
+			/* builds before 2026-12-04 kept both generations in one
+			 * map, "rules" */
+			e = -EUCLEAN;
+			xtcam_set_err(err, errlen, "registry %s was written by another version of "
+				"xtcam (one rules map, this one uses rules0 and rules1): unbind "
+				"and flush with that version, or detach its programs and remove %s",
+				st->root, st->root);
+			goto fail;
+		}
+		if (st->fd_rules[0] < 0 || st->fd_rules[1] < 0 || st->fd_bindings < 0) {
 			e = -errno;
 			xtcam_set_err(err, errlen, "registry in %s is incomplete: %s (xtcam flush resets it)",
 				st->root, strerror(-e));
@@ -298,8 +317,11 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 		/* pin rules and bindings first: "blocks" is what marks a
 		 * registry as complete */
 		e = 0;
-		if (!e && !(e = pin_path(st, "rules", path, sizeof(path))) &&
-		    bpf_map__pin(skel->maps.rules, path))
+		if (!e && !(e = pin_path(st, "rules0", path, sizeof(path))) &&
+		    bpf_map__pin(skel->maps.rules0, path))
+			e = -errno;
+		if (!e && !(e = pin_path(st, "rules1", path, sizeof(path))) &&
+		    bpf_map__pin(skel->maps.rules1, path))
 			e = -errno;
 		if (!e && !(e = pin_path(st, "bindings", path, sizeof(path))) &&
 		    bpf_map__pin(skel->maps.bindings, path))
@@ -309,7 +331,8 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 			e = -errno;
 		if (!e) {
 			st->fd_blocks = dup(bpf_map__fd(skel->maps.blocks));
-			st->fd_rules = dup(bpf_map__fd(skel->maps.rules));
+			st->fd_rules[0] = dup(bpf_map__fd(skel->maps.rules0));
+			st->fd_rules[1] = dup(bpf_map__fd(skel->maps.rules1));
 			st->fd_bindings = dup(bpf_map__fd(skel->maps.bindings));
 		}
 		xtcam_registry__destroy(skel);
@@ -509,35 +532,101 @@ __u32 xtcam_state_next_block_id(struct xtcam_state *st)
 	return id;
 }
 
-/* every key of the rules map that belongs to block id (both generations) */
-static int block_rule_keys(struct xtcam_state *st, __u32 id, int gen,
-			   struct xtcam_rule_key **out, struct xtcam_rule **rules, size_t *n)
+/* the keys (and rules) of block id in generation gen's map, appended to
+ * *keys / *vals (n entries so far) */
+static int gen_rule_keys(struct xtcam_state *st, __u32 id, int gen,
+			 struct xtcam_rule_key **keys, struct xtcam_rule **vals, size_t *n)
 {
-	void *keys, *vals;
+	struct xtcam_rule_key *rk, *k2;
+	struct xtcam_rule *rv, *v2;
 	size_t total, i, k = 0;
-	struct xtcam_rule_key *rk;
-	struct xtcam_rule *rv;
-	int e = dump_batch(st->fd_rules, sizeof(struct xtcam_rule_key),
-			   sizeof(struct xtcam_rule), &keys, &vals, &total);
+	void *dk, *dv;
+	int e = dump_batch(st->fd_rules[gen], sizeof(struct xtcam_rule_key),
+			   sizeof(struct xtcam_rule), &dk, &dv, &total);
 
 	if (e)
 		return e;
-	rk = keys;
-	rv = vals;
+	rk = dk;
+	rv = dv;
 	for (i = 0; i < total; i++) {
-		if (rk[i].block != id || (gen >= 0 && rk[i].gen != (__u32)gen))
+		if (rk[i].block != id)
 			continue;
-		rk[k] = rk[i];
-		rv[k] = rv[i];
+		if (k != i) {
+			rk[k] = rk[i];
+			rv[k] = rv[i];
+		}
 		k++;
 	}
-	*out = rk;
-	*n = k;
-	if (rules)
-		*rules = rv;
-	else
+	if (!*n) {
+		free(*keys);
+		free(*vals);
+		*keys = rk;
+		*vals = rv;
+		*n = k;
+		return 0;
+	}
+	k2 = realloc(*keys, (*n + k + 1) * sizeof(*k2));
+	if (k2)
+		*keys = k2;
+	v2 = realloc(*vals, (*n + k + 1) * sizeof(*v2));
+	if (v2)
+		*vals = v2;
+	if (!k2 || !v2) {
+		free(rk);
 		free(rv);
+		return -ENOMEM;
+	}
+	memcpy(*keys + *n, rk, k * sizeof(*rk));
+	memcpy(*vals + *n, rv, k * sizeof(*rv));
+	*n += k;
+	free(rk);
+	free(rv);
 	return 0;
+}
+
+/* every key of the rules maps that belongs to block id: of generation
+ * gen, or of both (gen -1) */
+static int block_rule_keys(struct xtcam_state *st, __u32 id, int gen,
+			   struct xtcam_rule_key **out, struct xtcam_rule **rules, size_t *n)
+{
+	struct xtcam_rule_key *keys = NULL;
+	struct xtcam_rule *vals = NULL;
+	size_t cnt = 0;
+	int g, e = 0;
+
+	for (g = 0; g < 2 && !e; g++)
+		if (gen < 0 || gen == g)
+			e = gen_rule_keys(st, id, g, &keys, &vals, &cnt);
+	if (e) {
+		free(keys);
+		free(vals);
+		return e;
+	}
+	*out = keys;
+	*n = cnt;
+	if (rules)
+		*rules = vals;
+	else
+		free(vals);
+	return 0;
+}
+
+/* delete keys from the map of their generation (key.gen) */
+static int del_keys(int fd, const void *keys, size_t ksz, size_t n);
+
+static int del_rule_keys(struct xtcam_state *st, const struct xtcam_rule_key *keys, size_t n)
+{
+	size_t i, j;
+	int e = 0;
+
+	/* the keys of one generation are contiguous (block_rule_keys and
+	 * write_ops list them so); delete each run from its map */
+	for (i = 0; i < n && !e; i = j) {
+		for (j = i; j < n && keys[j].gen == keys[i].gen; j++)
+			;
+		e = del_keys(st->fd_rules[keys[i].gen & 1], keys + i, sizeof(*keys), j - i);
+	}
+	return e;
 }
 
 static int del_keys(int fd, const void *keys, size_t ksz, size_t n)
@@ -567,7 +656,7 @@ int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *
 
 	if (e)
 		return e;
-	e = del_keys(st->fd_rules, keys, sizeof(*keys), n);
+	e = del_rule_keys(st, keys, n);
 	free(keys);
 	if (e)
 		return e;
@@ -577,23 +666,54 @@ int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *
 
 /* --- rules -------------------------------------------------------------------- */
 
-static int cmp_rank(const void *a, const void *b)
+struct rank_idx {
+	__u64 rank;
+	size_t idx;
+};
+
+static int cmp_rank_idx(const void *a, const void *b)
 {
-	__u64 x = xtcam_rule_rank(a), y = xtcam_rule_rank(b);
+	__u64 x = ((const struct rank_idx *)a)->rank, y = ((const struct rank_idx *)b)->rank;
 
 	return x < y ? -1 : x > y;
 }
 
+/* The block's rules of its active generation; in rank order if asked (as
+ * (rank, index) pairs, then moved once: sorting the rules themselves moved
+ * each one log n times).  The core sorts what it loads itself: sorting
+ * here too was a sixth of a `rule add` at 100k rules. */
 int xtcam_state_rules(struct xtcam_state *st, const struct xtcam_block_rec *b,
-		      struct xtcam_rule **out, size_t *n)
+		      bool want_sorted, struct xtcam_rule **out, size_t *n)
 {
 	struct xtcam_rule_key *keys;
-	int e = block_rule_keys(st, b->id, (int)b->rgen, &keys, out, n);
+	struct xtcam_rule *rules, *sorted;
+	struct rank_idx *ri;
+	size_t i;
+	int e = block_rule_keys(st, b->id, (int)b->rgen, &keys, &rules, n);
 
 	if (e)
 		return e;
 	free(keys);
-	qsort(*out, *n, sizeof(**out), cmp_rank);
+	if (!want_sorted) {
+		*out = rules;
+		return 0;
+	}
+	ri = calloc(*n + 1, sizeof(*ri));
+	sorted = calloc(*n + 1, sizeof(*sorted));
+	if (!ri || !sorted) {
+		free(ri);
+		free(sorted);
+		free(rules);
+		return -ENOMEM;
+	}
+	for (i = 0; i < *n; i++)
+		ri[i] = (struct rank_idx){ xtcam_rule_rank(&rules[i]), i };
+	qsort(ri, *n, sizeof(*ri), cmp_rank_idx);
+	for (i = 0; i < *n; i++)
+		sorted[i] = rules[ri[i].idx];
+	free(ri);
+	free(rules);
+	*out = sorted;
 	return 0;
 }
 
@@ -619,16 +739,17 @@ static int write_ops(struct xtcam_state *st, __u32 id, __u32 gen,
 			uv[nu++] = *ops[i].rule;
 		}
 	}
-	e = del_keys(st->fd_rules, dk, sizeof(*dk), nd);
+	e = del_keys(st->fd_rules[gen & 1], dk, sizeof(*dk), nd);
 	if (!e && nu) {
 		__u32 cnt = (__u32)nu;
 
-		if (bpf_map_update_batch(st->fd_rules, uk, uv, &cnt, NULL)) {
+		if (bpf_map_update_batch(st->fd_rules[gen & 1], uk, uv, &cnt, NULL)) {
 			e = -errno;
 			if (e == -EINVAL || e == -EOPNOTSUPP || e == -524) {
 				e = 0;
 				for (i = 0; i < nu && !e; i++)
-					if (bpf_map_update_elem(st->fd_rules, &uk[i], &uv[i], 0))
+					if (bpf_map_update_elem(st->fd_rules[gen & 1], &uk[i],
+								&uv[i], 0))
 						e = -errno;
 			}
 		}
@@ -716,9 +837,9 @@ int xtcam_state_rules_recover(struct xtcam_state *st, struct xtcam_block_rec *b)
 			nu++;
 		}
 	}
-	e = del_keys(st->fd_rules, dk, sizeof(*dk), nd);
+	e = del_rule_keys(st, dk, nd);
 	for (i = 0; !e && i < nu; i++)
-		if (bpf_map_update_elem(st->fd_rules, &uk[i], &vals[i], 0))
+		if (bpf_map_update_elem(st->fd_rules[!b->rgen], &uk[i], &vals[i], 0))
 			e = -errno;
 	if (!e) {
 		b->nrules = (__u32)nu;

@@ -21,7 +21,8 @@
 
 struct xtcam_state {
 	char root[256];         /* .../xtcam in a bpffs */
-	int fd_blocks, fd_rules, fd_bindings;
+	int fd_blocks, fd_bindings;
+	int fd_rules[2];         /* one map per generation (rules0, rules1) */
 	int lock_fd;
 };
 
@@ -41,9 +42,10 @@ int xtcam_state_block_put(struct xtcam_state *st, const struct xtcam_block_rec *
 int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *rec);
 __u32 xtcam_state_next_block_id(struct xtcam_state *st);
 
-/* the rules of a block's active generation, sorted by (prio, handle) */
+/* the rules of a block's active generation, sorted by (prio, handle) or,
+ * when the caller sorts them itself (the core does), in map order */
 int xtcam_state_rules(struct xtcam_state *st, const struct xtcam_block_rec *b,
-		      struct xtcam_rule **out, size_t *n);
+		      bool sorted, struct xtcam_rule **out, size_t *n);
 int xtcam_state_rules_stage(struct xtcam_state *st, struct xtcam_block_rec *b,
 			    const struct xtcam_rule_op *ops, size_t n);
 int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,

@@ -270,37 +270,52 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 	if ((e = pin_path(st, "blocks", path, sizeof(path))))
 		goto fail;
 	st->fd_blocks = bpf_obj_get(path);
+	if (st->fd_blocks < 0 && errno != ENOENT) {
+		e = -errno;
+		xtcam_set_err(err, errlen, "registry %s: %s", path, strerror(-e));
+		goto fail;
+	}
+	/* builds before 2026-12-04 kept both generations in one map, "rules":
+	 * refused whether or not their registry is complete, and untouched */
+	if ((e = pin_path(st, "rules", path, sizeof(path))))
+		goto fail;
+	if (!access(path, F_OK)) {
+		e = -EUCLEAN;
+		xtcam_set_err(err, errlen, "registry %s was written by another version of "
+			"xtcam (one rules map, this one uses rules0 and rules1): unbind "
+			"and flush with that version, or detach its programs and remove %s",
+			st->root, st->root);
+		goto fail;
+	}
 	if (st->fd_blocks >= 0) {
+		const char *missing = NULL;
+		int gerr = 0;
+
 		if ((e = pin_path(st, "rules0", path, sizeof(path))))
 			goto fail;
 		st->fd_rules[0] = bpf_obj_get(path);
+		if (st->fd_rules[0] < 0 && !missing)
+			missing = "rules0", gerr = errno;
 		if ((e = pin_path(st, "rules1", path, sizeof(path))))
 			goto fail;
 		st->fd_rules[1] = bpf_obj_get(path);
+		if (st->fd_rules[1] < 0 && !missing)
+			missing = "rules1", gerr = errno;
 		if ((e = pin_path(st, "bindings", path, sizeof(path))))
 			goto fail;
 		st->fd_bindings = bpf_obj_get(path);
-		if ((st->fd_rules[0] < 0 || st->fd_rules[1] < 0) &&
-		    !pin_path(st, "rules", path, sizeof(path)) && !access(path, F_OK)) {
-			/* builds before 2026-12-04 kept both generations in one
-			 * map, "rules" */
-			e = -EUCLEAN;
-			xtcam_set_err(err, errlen, "registry %s was written by another version of "
-				"xtcam (one rules map, this one uses rules0 and rules1): unbind "
-				"and flush with that version, or detach its programs and remove %s",
-				st->root, st->root);
-			goto fail;
-		}
-		if (st->fd_rules[0] < 0 || st->fd_rules[1] < 0 || st->fd_bindings < 0) {
-			e = -errno;
-			xtcam_set_err(err, errlen, "registry in %s is incomplete: %s (xtcam flush resets it)",
-				st->root, strerror(-e));
+		if (st->fd_bindings < 0 && !missing)
+			missing = "bindings", gerr = errno;
+		if (missing) {
+			e = -gerr;
+			xtcam_set_err(err, errlen, "registry in %s is incomplete: %s: %s (remove %s "
+				"to start again)", st->root, missing, strerror(gerr), st->root);
 			goto fail;
 		}
 		e = check_layout(st, err, errlen);
 		if (e)
 			goto fail;
-	} else if (errno == ENOENT && create) {
+	} else if (create) {        /* no "blocks" (ENOENT): none yet */
 		struct xtcam_registry *skel = xtcam_registry__open_and_load();
 
 		if (!skel) {
@@ -315,8 +330,18 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 			goto fail;
 		}
 		/* pin rules and bindings first: "blocks" is what marks a
-		 * registry as complete */
+		 * registry as complete.  Without it, pins left by a create that
+		 * was interrupted hold nothing committed: replaced. */
 		e = 0;
+		{
+			static const char *const left[] = { "rules0", "rules1", "bindings" };
+			size_t l;
+
+			for (l = 0; l < sizeof(left) / sizeof(left[0]) && !e; l++)
+				if (!(e = pin_path(st, left[l], path, sizeof(path))) &&
+				    unlink(path) && errno != ENOENT)
+					e = -errno;
+		}
 		if (!e && !(e = pin_path(st, "rules0", path, sizeof(path))) &&
 		    bpf_map__pin(skel->maps.rules0, path))
 			e = -errno;
@@ -342,9 +367,7 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 			goto fail;
 		}
 	} else {
-		e = -errno;
-		if (e != -ENOENT)
-			xtcam_set_err(err, errlen, "registry %s: %s", path, strerror(-e));
+		e = -ENOENT;        /* no registry, and not asked to make one */
 		goto fail;
 	}
 	*out = st;
@@ -619,8 +642,8 @@ static int del_rule_keys(struct xtcam_state *st, const struct xtcam_rule_key *ke
 	size_t i, j;
 	int e = 0;
 
-	/* the keys of one generation are contiguous (block_rule_keys and
-	 * write_ops list them so); delete each run from its map */
+	/* the keys of one generation are contiguous (block_rule_keys lists
+	 * them so); delete each run from its map */
 	for (i = 0; i < n && !e; i = j) {
 		for (j = i; j < n && keys[j].gen == keys[i].gen; j++)
 			;

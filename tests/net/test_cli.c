@@ -365,14 +365,16 @@ Test(cli, state_reached_from_inside_ip_netns_exec)
 Test(cli, registry_of_another_version_is_refused)
 {
 	static const char *const layouts[] = { "rules bindings blocks",
-					       "rules0 rules1 bindings blocks" };
+					       "rules0 rules1 bindings blocks",
+					       "rules bindings" /* its create cut short */ };
 	static const char *const listed[] = { "bindings blocks rules ",
-					      "bindings blocks rules0 rules1 " };
+					      "bindings blocks rules0 rules1 ",
+					      "bindings rules " };
 	char *o = NULL;
 	size_t i;
 	int rc;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		/* a fake registry: those names, other entry sizes */
 		cr_assert_eq(t_sh(&o, "mkdir -p /sys/fs/bpf/%s && for m in %s; do "
 				  "bpftool map create /sys/fs/bpf/%s/$m type hash key 12 value 8 "
@@ -394,4 +396,27 @@ Test(cli, registry_of_another_version_is_refused)
 		free(o);
 		cr_assert_eq(t_sh(NULL, "rm -r /sys/fs/bpf/%s", inst), 0);
 	}
+}
+
+/* A registry whose creation was cut short (no "blocks", which is pinned
+ * last) holds nothing committed: the next invocation makes it anew. */
+Test(cli, registry_left_half_made_is_made_again)
+{
+	char *o = NULL;
+
+	cr_assert_eq(t_sh(&o, "mkdir -p /sys/fs/bpf/%s && bpftool map create "
+			  "/sys/fs/bpf/%s/rules0 type hash key 4 value 4 entries 4 name rules0",
+			  inst, inst), 0, "%s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "block add edge"), 0, "%s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "rule add edge prio 1 eth_type ipv4 action drop"), 0, "%s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "-j rule show edge"), 0, "%s", o);
+	cr_assert(strstr(o, "\"prio\":1"), "the rule is there: %s", o);
+	free(o);
+	cr_assert_eq(t_sh(&o, "ls /sys/fs/bpf/%s | grep -v '^edge$' | sort | tr '\\n' ' '",
+			  inst), 0);
+	cr_assert_str_eq(o, "bindings blocks rules0 rules1 ");
+	free(o);
 }

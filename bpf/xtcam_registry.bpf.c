@@ -27,15 +27,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct xtcam_rule_key);
 	__type(value, struct xtcam_rule);
-} rules0 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1 << 23);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct xtcam_rule_key);
-	__type(value, struct xtcam_rule);
-} rules1 SEC(".maps");
+} rules0 SEC(".maps"), rules1 SEC(".maps");
 
 /* devices bound to blocks, by (netns, ifindex) */
 struct {

@@ -894,8 +894,8 @@ static int tuple_find_mask(const struct txn *t, const __u64 *mask, __u32 fam)
  * hashes on eth_type plus the rule's most selective field (its longer
  * address prefix; else exact ports, MACs, VLAN ids...), so that rules with
  * different masks share tuples; then the second field, the protocol with
- * exact ports, whole bytes, every bit.  A level is only used when the buckets of
- * the coarser ones are full for this rule. */
+ * exact ports, whole bytes, every bit.  A level is only used when the
+ * buckets of the coarser ones are full for this rule. */
 #define FIELD(f) offsetof(struct xtcam_key, f), sizeof(((struct xtcam_key *)0)->f)
 
 static int count_bytes(const unsigned char *m, size_t off, size_t len)

@@ -247,11 +247,18 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 {
 	struct xtcam_state *st = calloc(1, sizeof(*st));
 	char path[PATH_MAX], lock[96];
+	size_t m;
 	int e;
 
 	if (!st)
 		return -ENOMEM;
 	st->fd_blocks = st->fd_rules[0] = st->fd_rules[1] = st->fd_bindings = -1;
+	/* the registry's maps; "blocks" first (the create pins it last) */
+	const struct { const char *name; int *fd; } reg[] = {
+		{ "blocks", &st->fd_blocks }, { "rules0", &st->fd_rules[0] },
+		{ "rules1", &st->fd_rules[1] }, { "bindings", &st->fd_bindings },
+	};
+	enum { NREG = sizeof(reg) / sizeof(reg[0]) };
 	snprintf(lock, sizeof(lock), "/run/%s.lock", instance());
 	st->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (st->lock_fd < 0) {
@@ -267,7 +274,7 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 	e = find_bpffs(st->root, sizeof(st->root), err, errlen);
 	if (e)
 		goto fail;
-	if ((e = pin_path(st, "blocks", path, sizeof(path))))
+	if ((e = pin_path(st, reg[0].name, path, sizeof(path))))
 		goto fail;
 	st->fd_blocks = bpf_obj_get(path);
 	if (st->fd_blocks < 0 && errno != ENOENT) {
@@ -288,29 +295,18 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 		goto fail;
 	}
 	if (st->fd_blocks >= 0) {
-		const char *missing = NULL;
-		int gerr = 0;
-
-		if ((e = pin_path(st, "rules0", path, sizeof(path))))
-			goto fail;
-		st->fd_rules[0] = bpf_obj_get(path);
-		if (st->fd_rules[0] < 0 && !missing)
-			missing = "rules0", gerr = errno;
-		if ((e = pin_path(st, "rules1", path, sizeof(path))))
-			goto fail;
-		st->fd_rules[1] = bpf_obj_get(path);
-		if (st->fd_rules[1] < 0 && !missing)
-			missing = "rules1", gerr = errno;
-		if ((e = pin_path(st, "bindings", path, sizeof(path))))
-			goto fail;
-		st->fd_bindings = bpf_obj_get(path);
-		if (st->fd_bindings < 0 && !missing)
-			missing = "bindings", gerr = errno;
-		if (missing) {
-			e = -gerr;
-			xtcam_set_err(err, errlen, "registry in %s is incomplete: %s: %s (remove %s "
-				"to start again)", st->root, missing, strerror(gerr), st->root);
-			goto fail;
+		/* "blocks" is pinned last: the others must be there */
+		for (m = 1; m < NREG; m++) {
+			if ((e = pin_path(st, reg[m].name, path, sizeof(path))))
+				goto fail;
+			*reg[m].fd = bpf_obj_get(path);
+			if (*reg[m].fd < 0) {
+				e = -errno;
+				xtcam_set_err(err, errlen, "registry in %s is incomplete: %s: %s "
+					"(remove %s to start again)", st->root, reg[m].name,
+					strerror(-e), st->root);
+				goto fail;
+			}
 		}
 		e = check_layout(st, err, errlen);
 		if (e)
@@ -329,36 +325,22 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 			xtcam_set_err(err, errlen, "mkdir %s: %s", st->root, strerror(-e));
 			goto fail;
 		}
-		/* pin rules and bindings first: "blocks" is what marks a
+		/* pin the others first, "blocks" last: it is what marks a
 		 * registry as complete.  Without it, pins left by a create that
-		 * was interrupted hold nothing committed: replaced. */
-		e = 0;
-		{
-			static const char *const left[] = { "rules0", "rules1", "bindings" };
-			size_t l;
+		 * was cut short hold nothing committed: replaced. */
+		struct bpf_map *maps[NREG] = { skel->maps.blocks, skel->maps.rules0,
+					       skel->maps.rules1, skel->maps.bindings };
 
-			for (l = 0; l < sizeof(left) / sizeof(left[0]) && !e; l++)
-				if (!(e = pin_path(st, left[l], path, sizeof(path))) &&
-				    unlink(path) && errno != ENOENT)
-					e = -errno;
-		}
-		if (!e && !(e = pin_path(st, "rules0", path, sizeof(path))) &&
-		    bpf_map__pin(skel->maps.rules0, path))
-			e = -errno;
-		if (!e && !(e = pin_path(st, "rules1", path, sizeof(path))) &&
-		    bpf_map__pin(skel->maps.rules1, path))
-			e = -errno;
-		if (!e && !(e = pin_path(st, "bindings", path, sizeof(path))) &&
-		    bpf_map__pin(skel->maps.bindings, path))
-			e = -errno;
-		if (!e && !(e = pin_path(st, "blocks", path, sizeof(path))) &&
-		    bpf_map__pin(skel->maps.blocks, path))
-			e = -errno;
-		if (!e) {
-			st->fd_blocks = dup(bpf_map__fd(skel->maps.blocks));
-			st->fd_rules[0] = dup(bpf_map__fd(skel->maps.rules0));
-			st->fd_rules[1] = dup(bpf_map__fd(skel->maps.rules1));
-			st->fd_bindings = dup(bpf_map__fd(skel->maps.bindings));
+		e = 0;
+		for (m = NREG; m-- > 0 && !e;) {
+			if ((e = pin_path(st, reg[m].name, path, sizeof(path))))
+				break;
+			if (m && unlink(path) && errno != ENOENT)
+				e = -errno;
+			else if (bpf_map__pin(maps[m], path))
+				e = -errno;
+			else
+				*reg[m].fd = dup(bpf_map__fd(maps[m]));
 		}
 		xtcam_registry__destroy(skel);
 		if (e) {
@@ -634,24 +616,6 @@ static int block_rule_keys(struct xtcam_state *st, __u32 id, int gen,
 	return 0;
 }
 
-/* delete keys from the map of their generation (key.gen) */
-static int del_keys(int fd, const void *keys, size_t ksz, size_t n);
-
-static int del_rule_keys(struct xtcam_state *st, const struct xtcam_rule_key *keys, size_t n)
-{
-	size_t i, j;
-	int e = 0;
-
-	/* the keys of one generation are contiguous (block_rule_keys lists
-	 * them so); delete each run from its map */
-	for (i = 0; i < n && !e; i = j) {
-		for (j = i; j < n && keys[j].gen == keys[i].gen; j++)
-			;
-		e = del_keys(st->fd_rules[keys[i].gen & 1], keys + i, sizeof(*keys), j - i);
-	}
-	return e;
-}
-
 static int del_keys(int fd, const void *keys, size_t ksz, size_t n)
 {
 	size_t i;
@@ -668,6 +632,22 @@ static int del_keys(int fd, const void *keys, size_t ksz, size_t n)
 		if (bpf_map_delete_elem(fd, (const char *)keys + i * ksz) && errno != ENOENT)
 			return -errno;
 	return 0;
+}
+
+/* delete keys from the map of their generation (key.gen) */
+static int del_rule_keys(struct xtcam_state *st, const struct xtcam_rule_key *keys, size_t n)
+{
+	size_t i, j;
+	int e = 0;
+
+	/* the keys of one generation are contiguous (block_rule_keys lists
+	 * them so); delete each run from its map */
+	for (i = 0; i < n && !e; i = j) {
+		for (j = i; j < n && keys[j].gen == keys[i].gen; j++)
+			;
+		e = del_keys(st->fd_rules[keys[i].gen & 1], keys + i, sizeof(*keys), j - i);
+	}
+	return e;
 }
 
 int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *rec)
@@ -689,54 +669,27 @@ int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *
 
 /* --- rules -------------------------------------------------------------------- */
 
-struct rank_idx {
-	__u64 rank;
-	size_t idx;
-};
-
-static int cmp_rank_idx(const void *a, const void *b)
+static int cmp_rank(const void *a, const void *b)
 {
-	__u64 x = ((const struct rank_idx *)a)->rank, y = ((const struct rank_idx *)b)->rank;
+	__u64 x = xtcam_rule_rank(a), y = xtcam_rule_rank(b);
 
 	return x < y ? -1 : x > y;
 }
 
-/* The block's rules of its active generation; in rank order if asked (as
- * (rank, index) pairs, then moved once: sorting the rules themselves moved
- * each one log n times).  The core sorts what it loads itself: sorting
- * here too was a sixth of a `rule add` at 100k rules. */
+/* The block's rules of its active generation, in rank order if asked.  The
+ * core sorts what it loads itself: sorting here too was a sixth of a `rule
+ * add` at 100k rules. */
 int xtcam_state_rules(struct xtcam_state *st, const struct xtcam_block_rec *b,
-		      bool want_sorted, struct xtcam_rule **out, size_t *n)
+		      bool sorted, struct xtcam_rule **out, size_t *n)
 {
 	struct xtcam_rule_key *keys;
-	struct xtcam_rule *rules, *sorted;
-	struct rank_idx *ri;
-	size_t i;
-	int e = block_rule_keys(st, b->id, (int)b->rgen, &keys, &rules, n);
+	int e = block_rule_keys(st, b->id, (int)b->rgen, &keys, out, n);
 
 	if (e)
 		return e;
 	free(keys);
-	if (!want_sorted) {
-		*out = rules;
-		return 0;
-	}
-	ri = calloc(*n + 1, sizeof(*ri));
-	sorted = calloc(*n + 1, sizeof(*sorted));
-	if (!ri || !sorted) {
-		free(ri);
-		free(sorted);
-		free(rules);
-		return -ENOMEM;
-	}
-	for (i = 0; i < *n; i++)
-		ri[i] = (struct rank_idx){ xtcam_rule_rank(&rules[i]), i };
-	qsort(ri, *n, sizeof(*ri), cmp_rank_idx);
-	for (i = 0; i < *n; i++)
-		sorted[i] = rules[ri[i].idx];
-	free(ri);
-	free(rules);
-	*out = sorted;
+	if (sorted)
+		qsort(*out, *n, sizeof(**out), cmp_rank);
 	return 0;
 }
 

@@ -94,6 +94,7 @@ struct probe_ctx {
 	__u32 bbase;          /* gen * bregion */
 	__u32 bmask;          /* nbuckets - 1 */
 	__u32 bi;             /* bucket element being scanned */
+	__u32 sig;            /* the frame's xtcam_sig, for candidate tags */
 };
 
 /* The exact check of one candidate, inlined (a call per candidate cost
@@ -141,7 +142,8 @@ static __always_inline int rec_match(const struct xtcam_key *key, const struct x
 
 /* Scan one bucket element: candidates are sorted by rank, so the first
  * match is the element's best, and a candidate that cannot beat the best
- * hit so far ends the chain.  Returns 1 when the chain is done. */
+ * hit so far ends the chain (one its tag rules out is passed over: it
+ * cannot match).  Returns 1 when the chain is done. */
 static __always_inline int scan_elem(struct probe_ctx *pc, const struct xtcam_bucket *b)
 {
 	__u32 n = b->n, j;
@@ -153,6 +155,10 @@ static __always_inline int scan_elem(struct probe_ctx *pc, const struct xtcam_bu
 
 		if (j >= n)
 			break;
+		/* the tag: most candidates that cannot match end here,
+		 * without a read of their record */
+		if ((pc->sig ^ b->tag[j]) & b->tmask[j])
+			continue;
 		slot = b->slot[j];
 		r = bpf_map_lookup_elem(&records, &slot);
 		if (!r)
@@ -230,6 +236,7 @@ static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *
 	pc.best_slot = 0;
 	pc.best_cnt = 0;
 	fam = xtcam_pkt_family(&s->key.eth_type);
+	pc.sig = xtcam_sig(&s->key, fam);
 	pc.tbase = gen * XTCAM_TUPLE_REGION + XTCAM_TLIST(fam);
 	pc.bbase = gen * cfg->bregion;
 	pc.bmask = cfg->nbuckets - 1;

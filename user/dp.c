@@ -691,6 +691,31 @@ static void hash_view(const struct xtcam_rec *r, struct xtcam_key *hm,
 	hv->dst_port = htobe16(r->dport_lo & dm);
 }
 
+/* A rule's family: its exact eth_type, or ANY (see enum xtcam_family). */
+static __u32 rec_family(const struct xtcam_rec *r)
+{
+	if (r->mask.eth_type != 0xffff)
+		return XTCAM_FAM_ANY;
+	return xtcam_pkt_family(&r->value.eth_type);
+}
+
+/* A rule's candidate tag (xtcam_sig of its hash view): in the family whose
+ * frames probe it; a rule of no family keeps the bytes common to both. */
+static void rec_tag(const struct xtcam_rec *r, __u32 *tag, __u32 *tmask)
+{
+	struct xtcam_key hm, hv;
+	__u32 fam = rec_family(r);
+
+	hash_view(r, &hm, &hv);
+	if (fam == XTCAM_FAM_ANY) {
+		*tag = xtcam_sig(&hv, XTCAM_FAM_IP4) & XTCAM_SIG_COMMON;
+		*tmask = xtcam_sig(&hm, XTCAM_FAM_IP4) & XTCAM_SIG_COMMON;
+	} else {
+		*tag = xtcam_sig(&hv, fam);
+		*tmask = xtcam_sig(&hm, fam);
+	}
+}
+
 /* TupleMerge's relaxation: keep whole bytes only, so prefixes fall to
  * multiples of 8 and partial masks to what is certain. */
 static void relax(const struct xtcam_key *hm, __u64 *m)
@@ -799,8 +824,14 @@ static int chain_write(struct txn *t, __u32 bidx, struct chain *c)
 		if (!b)
 			return -errno;
 		memset(b, 0, sizeof(*b));
-		for (i = 0; i < XTCAM_BUCKET_SLOTS && pos < c->ns; i++)
+		for (i = 0; i < XTCAM_BUCKET_SLOTS && pos < c->ns; i++) {
+			const struct xtcam_rec *r = mget(t, XTCAM_MAP_RECORDS, c->slots[pos]);
+
+			if (!r)
+				return -errno;
+			rec_tag(r, &b->tag[b->n], &b->tmask[b->n]);
 			b->slot[b->n++] = c->slots[pos++];
+		}
 		b->next = k + 1 < need ? c->elems[k + 1] + 1 : 0;
 		mdirty(t, XTCAM_MAP_BUCKETS, c->elems[k]);
 	}
@@ -984,14 +1015,6 @@ static int tuple_levels(const struct xtcam_key *hm, __u64 lv[][XTCAM_KEY_WORDS])
 		}
 	}
 	return n;
-}
-
-/* A rule's family: its exact eth_type, or ANY (see enum xtcam_family). */
-static __u32 rec_family(const struct xtcam_rec *r)
-{
-	if (r->mask.eth_type != 0xffff)
-		return XTCAM_FAM_ANY;
-	return xtcam_pkt_family(&r->value.eth_type);
 }
 
 /* Does a packet of family pf probe tuple tp? */
@@ -1712,6 +1735,7 @@ __u64 xtcam_dp_classify(struct xtcam_dp *dp, const struct xtcam_key *k,
 	__u32 gen = dp->cfg.gen, i, pf = xtcam_pkt_family(&k->eth_type);
 	struct xtcam_gen g;
 	unsigned int np = 0;
+	__u32 sig = xtcam_sig(k, pf);
 
 	if (dp_read(dp, XTCAM_MAP_GENS, gen, &g) || g.ntuples > XTCAM_MAX_TUPLES ||
 	    dp_read_range(dp, XTCAM_MAP_TUPLES,
@@ -1741,6 +1765,8 @@ __u64 xtcam_dp_classify(struct xtcam_dp *dp, const struct xtcam_key *k,
 			for (j = 0; j < b.n && j < XTCAM_BUCKET_SLOTS; j++) {
 				struct xtcam_rec r;
 
+				if ((sig ^ b.tag[j]) & b.tmask[j])
+					continue;
 				if (dp_read(dp, XTCAM_MAP_RECORDS, b.slot[j], &r))
 					continue;
 				if (r.rank >= best) {
@@ -1848,6 +1874,14 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 					goto out;
 				if (r.rank <= last && (j || hops))
 					FAIL("gen %u: bucket %zu not sorted", gen, i);
+				{
+					__u32 tg, tm;
+
+					rec_tag(&r, &tg, &tm);
+					if (b[el].tag[j] != tg || b[el].tmask[j] != tm)
+						FAIL("gen %u: slot %u has tag %08x/%08x, its rule %08x/%08x",
+						     gen, s, b[el].tag[j], b[el].tmask[j], tg, tm);
+				}
 				last = r.rank;
 				if (!BIT_TEST(alloc + SLOT_BASE(dp), s))
 					FAIL("gen %u: slot %u in use but free", gen, s);

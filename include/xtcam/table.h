@@ -121,6 +121,37 @@ static inline __u32 xtcam_pkt_family(const void *eth_type)
 #define XTCAM_TUPLE_REGION (XTCAM_MAX_TUPLES * (1 + XTCAM_NLISTS))
 #define XTCAM_TLIST(l) (XTCAM_MAX_TUPLES * (1 + (l)))   /* first entry */
 
+/*
+ * Candidate tags.  The rules of one bucket share what their tuple hashes
+ * (a coarse mask) and mostly differ in the bytes just past it, in the
+ * protocol and in the port.  Each bucket slot carries a tag: four bytes of
+ * its rule's value and mask at fixed places of the key, the protocol, the
+ * destination port's low byte, one byte of each address (IPv4: destination
+ * byte 2 and source byte 1, past the /16 and /8 that ACL tuples hash;
+ * IPv6: destination byte 5 and source byte 4, past a /40 and a /32).  The
+ * classifier takes the same four bytes of the frame once and skips a
+ * candidate whose tag disagrees without reading its record.  A tag holds
+ * only bits of the rule's own mask (for a port range the bits every port
+ * in it shares), so it never skips a rule that matches.  On the 100k-rule
+ * ClassBench-style IPv4 ACL it skips 10.1 of the 13.0 candidates a frame
+ * used to check, 10.1 of 11.0 that do not match.
+ *
+ * A rule of no family (no exact eth_type) sits in every family's list, so
+ * its tag keeps the bytes that are at the same place in both: protocol
+ * and port (XTCAM_SIG_COMMON).
+ */
+#define XTCAM_SIG_COMMON 0xff0000ffu
+
+static inline __u32 xtcam_sig(const struct xtcam_key *k, __u32 fam)
+{
+	const __u8 *s = (const __u8 *)k->src_ip, *d = (const __u8 *)k->dst_ip;
+	__u32 x = (__u32)k->ip_proto | (__u32)((const __u8 *)&k->dst_port)[1] << 24;
+
+	if (fam == XTCAM_FAM_IP6)
+		return x | (__u32)d[5] << 8 | (__u32)s[4] << 16;
+	return x | (__u32)d[2] << 8 | (__u32)s[1] << 16;
+}
+
 /* A bucket element: candidates sorted by rank, then the chain. */
 struct xtcam_bucket {
 	__u32 next;               /* 0: end of chain, else 1 + the index of
@@ -128,6 +159,8 @@ struct xtcam_bucket {
 	                           * (so a zeroed array is all empty buckets) */
 	__u32 n;
 	__u32 slot[XTCAM_BUCKET_SLOTS];
+	__u32 tag[XTCAM_BUCKET_SLOTS];   /* xtcam_sig of the rule's value */
+	__u32 tmask[XTCAM_BUCKET_SLOTS]; /* ... and of its mask */
 };
 
 /* Per-generation header. */
@@ -153,7 +186,7 @@ struct xtcam_config {
 
 /* Bumped whenever the maps' meaning changes (layout, hash, placement):
  * a block pinned by a build with another format is refused, not misread. */
-#define XTCAM_DP_FORMAT 3
+#define XTCAM_DP_FORMAT 4
 
 /* Index of the rule registry (hash map): (generation, handle) -> rule. */
 struct xtcam_hkey {

@@ -923,9 +923,9 @@ static int tuple_find_mask(const struct txn *t, const __u64 *mask, __u32 fam)
 
 /* The masks a new tuple for a rule may take, coarsest first.  Level 0
  * hashes on eth_type plus the rule's most selective field (its longer
- * address prefix, an IPv4 one first cut at /24; else exact ports, MACs,
- * VLAN ids...), so that rules with different masks share tuples; then the
- * second field, the protocol with exact ports, whole bytes, every bit.  A level is only used when the
+ * address prefix; else exact ports, MACs, VLAN ids...), so that rules with
+ * different masks share tuples; then the second field, the protocol with
+ * exact ports, whole bytes, every bit.  A level is only used when the
  * buckets of the coarser ones are full for this rule. */
 #define FIELD(f) offsetof(struct xtcam_key, f), sizeof(((struct xtcam_key *)0)->f)
 
@@ -944,10 +944,9 @@ static void copy_field(unsigned char *d, const unsigned char *s, size_t off, siz
 	memcpy(d + off, s + off, len);
 }
 
-#define XTCAM_LEVELS 6
-#define IP4_LEVEL0_BYTES 3 /* /24 */
+#define XTCAM_LEVELS 5
 
-static int tuple_levels(const struct xtcam_key *hm, __u32 fam, __u64 lv[][XTCAM_KEY_WORDS])
+static int tuple_levels(const struct xtcam_key *hm, __u64 lv[][XTCAM_KEY_WORDS])
 {
 	__u64 rw[XTCAM_KEY_WORDS];
 	const unsigned char *r = (const unsigned char *)rw;
@@ -988,19 +987,6 @@ static int tuple_levels(const struct xtcam_key *hm, __u32 fam, __u64 lv[][XTCAM_
 	} else {
 		off_a = offsetof(struct xtcam_key, vlan_tci); len_a = 8; /* both tags */
 		off_b = offsetof(struct xtcam_key, raw1); len_b = 8;
-	}
-	/* and below it, an IPv4 address cut at /24: a /32 and a /24 rule on
-	 * the same address then share the coarser tuple, and the candidate
-	 * check (with its tag) tells them apart.  On the 100k-rule
-	 * ClassBench-style ACL this took 13 tuples to 12 and probes from
-	 * 6.77 to 5.77 a packet, 78 to 74 ns (bench_tr A/B, 2026-12-04).
-	 * IPv6 has no cut: at /64 or /48 it changed nothing there. */
-	if (fam != XTCAM_FAM_IP6 && len_a == 16 &&
-	    count_bytes(r, off_a, len_a) > IP4_LEVEL0_BYTES) {
-		copy_field(l, r, off_a, IP4_LEVEL0_BYTES);
-		n++;
-		l = (unsigned char *)lv[n];
-		memcpy(l, lv[n - 1], sizeof(lv[0]));
 	}
 	copy_field(l, r, off_a, len_a);
 	n++;
@@ -1072,7 +1058,7 @@ static int choose_tuple(struct txn *t, const struct xtcam_key *hm,
 	}
 	if (best >= 0)
 		return best;
-	nl = tuple_levels(hm, fam, lv);
+	nl = tuple_levels(hm, lv);
 	for (i = 0; i < nl; i++)
 		if (tuple_find_mask(t, lv[i], fam) < 0 &&
 		    t->ntup < XTCAM_MAX_TUPLES - (XTCAM_FAM_ANY + 1))

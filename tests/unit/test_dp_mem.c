@@ -200,3 +200,86 @@ Test(dp_mem, tuples_split_by_family)
 	cr_assert_eq(probes, 1, "the family-less tuple only, got %u", probes);
 	xtcam_dp_free(dp);
 }
+
+/* Load n IPv4 dst-prefix rules (addr[i]/len[i], handle i + 1, priority
+ * 10 + i) into a fresh in-memory table in one batch; returns its tuples. */
+static unsigned int load_dst_rules(struct xtcam_dp **dp, const uint32_t *addr,
+				   const int *len, int n)
+{
+	struct xtcam_block_spec spec = { .capacity = 4096 };
+	struct xtcam_rule *r = calloc((size_t)n, sizeof(*r));
+	struct xtcam_dp_op *ops = calloc((size_t)n, sizeof(*ops));
+	struct xtcam_dp_info info;
+	char err[256];
+	int i;
+
+	cr_assert(r && ops);
+	cr_assert_eq(xtcam_dp_create(&spec, XTCAM_DP_MEMORY, dp), 0);
+	for (i = 0; i < n; i++) {
+		t_rule(&r[i], 10 + (uint32_t)i, (uint32_t)i + 1);
+		t_match_ip4(&r[i], false, addr[i], len[i]);
+		ops[i] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_ADD, .rule = &r[i],
+					      .act = { .type = XTCAM_ACT_DROP } };
+	}
+	cr_assert_eq(xtcam_dp_apply(*dp, ops, (size_t)n, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_dp_verify(*dp, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_dp_info(*dp, &info, false), 0);
+	free(r);
+	free(ops);
+	return info.ntuples;
+}
+
+static uint64_t classify_dst(struct xtcam_dp *dp, uint32_t dst)
+{
+	struct xtcam_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.flags = XTCAM_F_ETH | XTCAM_F_L3 | XTCAM_F_PROTO;
+	k.eth_type = htobe16(0x0800);
+	k.dst_ip[0] = htobe32(dst);
+	return xtcam_dp_classify(dp, &k, NULL, NULL);
+}
+
+/*
+ * IPv4 /32 rules share a /24-level tuple with the /24 rules of a block
+ * that has them (one tuple, not one per prefix length), and a block of
+ * exact addresses alone keeps them in one /32 tuple even where 40 hosts
+ * share a /24 (a /24 tuple's buckets would fill and split them in two).
+ * Either way every frame gets its best rule.
+ */
+Test(dp_mem, ipv4_24_level_only_beside_24_rules)
+{
+	uint32_t addr[250];
+	int len[250], i;
+	struct xtcam_dp *dp;
+
+	/* 200 hosts, one in each of 10.0.0/24 .. 10.0.199/24, then 50 /24s
+	 * (10.0.0/24 .. 10.0.49/24): the hosts come first, before any /24 */
+	for (i = 0; i < 200; i++) {
+		addr[i] = 0x0a000001u | (uint32_t)i << 8;
+		len[i] = 32;
+	}
+	for (i = 0; i < 50; i++) {
+		addr[200 + i] = 0x0a000000u | (uint32_t)i << 8;
+		len[200 + i] = 24;
+	}
+	cr_assert_eq(load_dst_rules(&dp, addr, len, 250), 1,
+		     "hosts and /24s in one tuple");
+	/* 10.0.5.1: its host rule (prio 15) beats 10.0.5.0/24 (prio 215) */
+	cr_assert_eq(classify_dst(dp, 0x0a000501), XTCAM_RANK(10 + 5, 5 + 1));
+	cr_assert_eq(classify_dst(dp, 0x0a000502), XTCAM_RANK(10 + 205, 205 + 1));
+	cr_assert_eq(classify_dst(dp, 0x0a007701), XTCAM_RANK(10 + 119, 119 + 1));
+	cr_assert_eq(classify_dst(dp, 0x0a007702), XTCAM_RANK_NONE);
+	xtcam_dp_free(dp);
+
+	/* 200 hosts alone, 40 in each of five /24s */
+	for (i = 0; i < 200; i++) {
+		addr[i] = 0x0a000000u | (uint32_t)(i / 40) << 8 | (uint32_t)(1 + i % 40);
+		len[i] = 32;
+	}
+	cr_assert_eq(load_dst_rules(&dp, addr, len, 200), 1, "the hosts in one /32 tuple");
+	for (i = 0; i < 200; i += 13)
+		cr_assert_eq(classify_dst(dp, addr[i]), XTCAM_RANK(10 + i, i + 1));
+	cr_assert_eq(classify_dst(dp, 0x0a000029), XTCAM_RANK_NONE);
+	xtcam_dp_free(dp);
+}

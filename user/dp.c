@@ -987,7 +987,7 @@ static int lead_addr(const __u64 *rw, int *bytes)
  */
 static void plan_cuts(struct txn *t, const struct xtcam_dp_op *ops, size_t n)
 {
-	size_t c24[2] = { 0, 0 }, c32[2] = { 0, 0 }, nb[2] = { 0, 0 }, i;
+	size_t c24[2] = { 0, 0 }, c32[2] = { 0, 0 }, nb[2] = { 0, 0 }, nets_n[2] = { 0, 0 }, i;
 	__u64 rw[XTCAM_KEY_WORDS];
 	struct u64map nets;
 	bool nomem = false;
@@ -997,13 +997,12 @@ static void plan_cuts(struct txn *t, const struct xtcam_dp_op *ops, size_t n)
 
 	for (i = 0; i < t->ntup; i++) {
 		const struct xtcam_tuple *tp = &t->tup[i];
-		unsigned char m[sizeof(struct xtcam_key)];
 
 		if (tp->fam != XTCAM_FAM_IP4)
 			continue;
-		memcpy(m, tp->mask, sizeof(m));
 		f = lead_addr(tp->mask, &bytes);
-		if (f < 0 || count_bytes(m, 0, sizeof(m)) !=
+		if (f < 0 || count_bytes((const unsigned char *)tp->mask, 0,
+					 sizeof(struct xtcam_key)) !=
 			     bytes + (int)sizeof(((struct xtcam_key *)0)->eth_type))
 			continue;	/* not eth_type and one address alone */
 		if (bytes == IP4_CUT_BYTES)
@@ -1033,19 +1032,17 @@ static void plan_cuts(struct txn *t, const struct xtcam_dp_op *ops, size_t n)
 			const unsigned char *a = (const unsigned char *)(f ? hv.dst_ip : hv.src_ip);
 			__u64 key = (__u64)f << 32 | (__u64)a[0] << 16 | (__u64)a[1] << 8 | a[2];
 
-			if (!nomem && !u64map_get(&nets, key) && u64map_put(&nets, key, &nets))
-				nomem = true;
+			if (!nomem && !u64map_get(&nets, key)) {
+				if (u64map_put(&nets, key, &nets))
+					nomem = true;
+				nets_n[f]++;
+			}
 		}
 	}
 	for (f = 0; f < 2; f++) {
-		size_t distinct = 0;
-
 		t->cut24[f] = c24[f] && c24[f] * 8 >= c32[f];
-		if (!nb[f] || !t->cut24[f])
-			continue;
-		for (i = 0; i < nets.cap; i++)
-			distinct += nets.e[i].val && (nets.e[i].key >> 32) == (__u64)f;
-		t->cut24[f] = !nomem && nb[f] <= distinct * (tm_limit() / 2);
+		if (nb[f] && t->cut24[f])
+			t->cut24[f] = !nomem && nb[f] <= nets_n[f] * (tm_limit() / 2);
 	}
 	u64map_free(&nets, NULL);
 }
@@ -1056,12 +1053,11 @@ static int tuple_levels(const struct xtcam_key *hm, __u32 fam, const bool *cut24
 	__u64 rw[XTCAM_KEY_WORDS];
 	const unsigned char *r = (const unsigned char *)rw;
 	unsigned char *l;
-	int n = 0, ns, nd, i;
+	int n = 0, lead, nb = 0, i;
 	size_t off_a, len_a, off_b, len_b;
 
 	relax(hm, rw);
-	ns = count_bytes(r, FIELD(src_ip));
-	nd = count_bytes(r, FIELD(dst_ip));
+	lead = lead_addr(rw, &nb);
 
 	/* level 0: eth_type and the most selective field.  Not the protocol:
 	 * rules that differ only there (tcp, udp, any) share the tuple and
@@ -1071,10 +1067,10 @@ static int tuple_levels(const struct xtcam_key *hm, __u32 fam, const bool *cut24
 	l = (unsigned char *)lv[n];
 	memset(l, 0, sizeof(lv[0]));
 	copy_field(l, r, FIELD(eth_type));
-	if (nd >= ns && nd) {
+	if (lead == 1) {
 		off_a = offsetof(struct xtcam_key, dst_ip); len_a = 16;
 		off_b = offsetof(struct xtcam_key, src_ip); len_b = 16;
-	} else if (ns) {
+	} else if (lead == 0) {
 		off_a = offsetof(struct xtcam_key, src_ip); len_a = 16;
 		off_b = offsetof(struct xtcam_key, dst_ip); len_b = 16;
 	} else if (count_bytes(r, FIELD(dst_port)) == 2) {
@@ -1094,9 +1090,7 @@ static int tuple_levels(const struct xtcam_key *hm, __u32 fam, const bool *cut24
 		off_b = offsetof(struct xtcam_key, raw1); len_b = 8;
 	}
 	/* an IPv4 address first at /24 where plan_cuts says so */
-	if (fam == XTCAM_FAM_IP4 && len_a == 16 &&
-	    count_bytes(r, off_a, len_a) > IP4_CUT_BYTES &&
-	    cut24[off_a == offsetof(struct xtcam_key, dst_ip)]) {
+	if (fam == XTCAM_FAM_IP4 && lead >= 0 && nb > IP4_CUT_BYTES && cut24[lead]) {
 		copy_field(l, r, off_a, IP4_CUT_BYTES);
 		n++;
 		l = (unsigned char *)lv[n];

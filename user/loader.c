@@ -168,7 +168,7 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 	c->be_hw = (struct xtcam_backend){ "hw", xtcam_hw_setup, c };
 	c->be_native = (struct xtcam_backend){ "native", xtcam_xdp_setup, c };
 	c->be_generic = (struct xtcam_backend){ "generic", xtcam_xdp_setup, c };
-	e = xtcam_state_open(&c->st, true, err, errlen);
+	e = xtcam_state_open(&c->st, flags & XTCAM_OPEN_CREATE, err, errlen);
 	if (e)
 		goto fail;
 	c->core = xtcam_core_new();

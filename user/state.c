@@ -348,10 +348,10 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 				strerror(-e));
 			goto fail;
 		}
-	} else {
-		e = -ENOENT;        /* no registry, and not asked to make one */
-		goto fail;
 	}
+	/* else no registry, and not asked to make one: an empty registry that
+	 * is not there (every fd -1): it reads as no blocks and no bindings,
+	 * and a command that does not create one changes nothing */
 	*out = st;
 	return 0;
 fail:
@@ -373,7 +373,8 @@ static int dump(int fd, size_t ksz, size_t vsz, void **keys_out, void **vals_out
 		e = -ENOMEM;
 		goto fail;
 	}
-	for (;;) {
+	/* fd -1: the registry does not exist (opened without create) */
+	while (fd >= 0) {
 		if (bpf_map_get_next_key(fd, cur, next)) {
 			if (errno == ENOENT)
 				break;
@@ -510,6 +511,8 @@ int xtcam_state_block_get(struct xtcam_state *st, const char *name,
 {
 	struct xtcam_block_key k;
 
+	if (st->fd_blocks < 0)
+		return -ENOENT;     /* no registry: no block */
 	block_key(name, &k);
 	return bpf_map_lookup_elem(st->fd_blocks, &k, rec) ? -errno : 0;
 }

@@ -26,7 +26,9 @@ struct xtcam_state {
 	int lock_fd;
 };
 
-/* Find (or mount) bpffs, take the lock, open or create the registry.
+/* Find (or mount) bpffs, take the lock, open the registry, or create it
+ * when missing and `create` is set.  Missing and not created, it reads as
+ * empty (no blocks, no bindings; every fd -1) and must not be written.
  * Refuses, with a message, to start from an empty registry when the
  * host's bpffs is not visible (inside `ip netns exec`). */
 int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t errlen);

@@ -6,6 +6,8 @@
  * (XTCAM_INSTANCE) and removes it.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +193,53 @@ Test(cli, bad_input_changes_nothing)
 		free(after);
 	}
 	free(before);
+}
+
+/* On a machine where xtcam never made a block, commands that make none
+ * (shows, save, flush, and every command on a block that does not exist)
+ * answer as for an empty state and leave nothing behind in bpffs; the
+ * first block add makes the registry. */
+Test(cli, no_state_until_a_block_is_made)
+{
+	static const struct bad bad[] = {
+		{ "block show nosuch", "no such block" },
+		{ "block del nosuch", "no such block" },
+		{ "rule add nosuch prio 1 action drop", "no such block" },
+		{ "rule show nosuch", "no such block" },
+		{ "rule del nosuch handle 1", "no such block" },
+		{ "rule load nosuch /dev/null", "no such block" },
+		{ "bind nosuch dev lo", "no such block" },
+		{ "unbind nosuch dev lo", "no such block" },
+		{ "counters reset nosuch", "no such block" },
+	};
+	char dir[PATH_MAX], *o = NULL;
+	size_t i;
+
+	snprintf(dir, sizeof(dir), "/sys/fs/bpf/%s", inst);
+	cr_assert_eq(t_xtcam(&o, "-j block show"), 0, "%s", o);
+	cr_assert_str_eq(o, "[]\n");
+	free(o);
+	o = NULL;
+	cr_assert_eq(t_xtcam(&o, "block show"), 0, "%s", o);
+	cr_assert_str_eq(o, "");
+	free(o);
+	o = NULL;
+	cr_assert_eq(t_xtcam(&o, "save"), 0, "%s", o);
+	cr_assert(!strstr(o, "block add"), "%s", o);
+	free(o);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o = NULL;
+		cr_assert_eq(t_xtcam(&o, "%s", bad[i].cmd), 1, "xtcam %s: %s", bad[i].cmd, o);
+		cr_assert(strstr(o, bad[i].want) && strstr(o, "(ENOENT)"),
+			  "xtcam %s: %s", bad[i].cmd, o);
+		free(o);
+	}
+	cr_assert(access(dir, F_OK) && errno == ENOENT,
+		  "%s exists after commands that make no block", dir);
+	XT_OK("flush");
+	cr_assert(access(dir, F_OK) && errno == ENOENT, "flush made %s", dir);
+	XT_OK("block add edge");
+	cr_assert_eq(access(dir, F_OK), 0, "block add made no registry in %s", dir);
 }
 
 Test(cli, rule_file_one_bad_line_loads_nothing, .timeout = 120)

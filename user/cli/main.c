@@ -257,12 +257,14 @@ static void print_rules_text(json_object *arr)
 
 /* --- commands ----------------------------------------------------------------- */
 
-static struct xtcam_ctx *open_ctx(const char *block, int *rc)
+/* flags: XTCAM_OPEN_CREATE for the commands that make blocks; the others
+ * find no registry as no blocks, and leave none behind */
+static struct xtcam_ctx *open_ctx(const char *block, unsigned int flags, int *rc)
 {
 	const char *blocks[] = { block, NULL };
 	char err[XTCAM_MSG_MAX];
 	struct xtcam_ctx *c;
-	int e = xtcam_open(&c, XTCAM_OPEN_CREATE, block ? blocks : NULL, err, sizeof(err));
+	int e = xtcam_open(&c, flags, block ? blocks : NULL, err, sizeof(err));
 
 	if (e) {
 		*rc = fail(e, "%s", err);
@@ -291,7 +293,7 @@ static int do_block(int argc, char **argv)
 		e = xtcam_block_spec_parse(argc - 1, argv + 1, &spec, err, sizeof(err));
 		if (e)
 			return fail(e, "block add: %s", err);
-		if (!(c = open_ctx(NULL, &rc)))
+		if (!(c = open_ctx(NULL, XTCAM_OPEN_CREATE, &rc)))
 			return rc;
 		e = xtcam_cmd_block_add(c, &spec, err, sizeof(err));
 		xtcam_close(c);
@@ -303,7 +305,7 @@ static int do_block(int argc, char **argv)
 	if (!strcmp(v, "del") || !strcmp(v, "delete")) {
 		if (argc != 2)
 			return usage_error("block del: NAME, and nothing else");
-		if (!(c = open_ctx(NULL, &rc)))
+		if (!(c = open_ctx(NULL, 0, &rc)))
 			return rc;
 		e = xtcam_cmd_block_del(c, argv[1], err, sizeof(err));
 		xtcam_close(c);
@@ -318,7 +320,7 @@ static int do_block(int argc, char **argv)
 
 		if (argc > 2)
 			return usage_error("block show: [NAME], and nothing else");
-		if (!(c = open_ctx(NULL, &rc)))
+		if (!(c = open_ctx(NULL, 0, &rc)))
 			return rc;
 		e = xtcam_cmd_block_show(c, argc == 2 ? argv[1] : NULL, &arr, err, sizeof(err));
 		xtcam_close(c);
@@ -375,7 +377,7 @@ static int do_bind(int argc, char **argv, bool unbind)
 	}
 	if (!r.dev)
 		return usage_error("%s: missing dev IFNAME", what);
-	if (!(c = open_ctx(r.block, &rc)))
+	if (!(c = open_ctx(r.block, 0, &rc)))
 		return rc;
 	if (unbind) {
 		e = xtcam_cmd_unbind(c, r.block, r.dev, r.netns, err, sizeof(err));
@@ -470,7 +472,7 @@ static int do_rule(int argc, char **argv)
 	if (argc < 2)
 		return usage_error("rule %s: missing block NAME", v);
 	block = argv[1];
-	if (!(c = open_ctx(block, &rc)))
+	if (!(c = open_ctx(block, 0, &rc)))
 		return rc;
 	if (xtcam_block_spec_get(c, block, &spec)) {
 		xtcam_close(c);
@@ -603,7 +605,7 @@ static int do_counters(int argc, char **argv)
 
 	if (argc != 2 || !is_prefix(argv[0], "reset"))
 		return usage_error("counters: reset NAME");
-	if (!(c = open_ctx(argv[1], &rc)))
+	if (!(c = open_ctx(argv[1], 0, &rc)))
 		return rc;
 	e = xtcam_cmd_counters_reset(c, argv[1], err, sizeof(err));
 	xtcam_close(c);
@@ -621,7 +623,7 @@ static int do_save(int argc)
 
 	if (argc)
 		return usage_error("save: takes no arguments (xtcam save > FILE)");
-	if (!(c = open_ctx("*", &rc)))
+	if (!(c = open_ctx("*", 0, &rc)))
 		return rc;
 	e = xtcam_cmd_save(c, &text, err, sizeof(err));
 	xtcam_close(c);
@@ -769,7 +771,7 @@ static int do_restore(int argc, char **argv)
 	if (rc)
 		goto out;
 	/* 2. apply, undoing it all if anything fails */
-	if (!(c = open_ctx("*", &rc)))
+	if (!(c = open_ctx("*", XTCAM_OPEN_CREATE, &rc)))
 		goto out;
 	for (i = 0; i < nb; i++) {
 		struct xtcam_block_spec tmp;
@@ -864,7 +866,7 @@ static int do_flush(int argc)
 
 	if (argc)
 		return usage_error("flush: takes no arguments");
-	if (!(c = open_ctx(NULL, &rc)))
+	if (!(c = open_ctx(NULL, 0, &rc)))
 		return rc;
 	e = xtcam_cmd_flush(c, err, sizeof(err));
 	xtcam_close(c);

@@ -18,7 +18,11 @@ struct xtcam_ctx;
 #define XTCAM_MSG_MAX 1024
 
 enum xtcam_open_flags {
-	XTCAM_OPEN_CREATE = 1 << 0,     /* make the registry if missing */
+	XTCAM_OPEN_CREATE = 1 << 0,     /* make the registry if missing;
+	                                 * without it a missing registry
+	                                 * reads as no blocks and is not
+	                                 * made (for commands that make no
+	                                 * block) */
 };
 
 /* Lock, open the registry, rebuild the flow_block core (restoring every

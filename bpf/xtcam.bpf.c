@@ -92,7 +92,7 @@ struct probe_ctx {
 	__u32 best_cnt;       /* its counter index */
 	__u32 tbase;          /* the packet family's tuple list */
 	__u32 bbase;          /* gen * bregion */
-	__u32 bmask;          /* nbuckets - 1 */
+	__u32 bshift;         /* the hash's shift, xtcam_bshift(nbuckets) */
 	__u32 bi;             /* bucket element being scanned */
 	__u32 sig;            /* the frame's xtcam_sig, for candidate tags */
 };
@@ -148,6 +148,9 @@ static __always_inline int scan_elem(struct probe_ctx *pc, const struct xtcam_bu
 {
 	__u32 n = b->n, j;
 
+	/* sorted: when the first rule cannot beat the best hit, none can */
+	if ((__u64)b->prio << 32 >= pc->best_rank)
+		return 1;
 #pragma unroll
 	for (j = 0; j < XTCAM_BUCKET_SLOTS; j++) {
 		struct xtcam_rec *r;
@@ -202,8 +205,8 @@ static long probe_tuple(__u32 i, void *arg)
 	if (t->min_rank >= pc->best_rank)
 		return 1;     /* sorted: no later tuple can beat the best hit */
 
-	pc->bi = pc->bbase + (__u32)(xtcam_hash((const __u64 *)pc->key, t->mask,
-						t->wmap, t->id) & pc->bmask);
+	pc->bi = pc->bbase + xtcam_hash((const __u64 *)pc->key, t->mask, t->wmap,
+					t->id, pc->bshift);
 	b = bpf_map_lookup_elem(&buckets, &pc->bi);
 	if (!b || !b->n)
 		return 0;
@@ -239,7 +242,7 @@ static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *
 	pc.sig = xtcam_sig(&s->key, fam);
 	pc.tbase = gen * XTCAM_TUPLE_REGION + XTCAM_TLIST(fam);
 	pc.bbase = gen * cfg->bregion;
-	pc.bmask = cfg->nbuckets - 1;
+	pc.bshift = cfg->bshift;
 	bpf_loop(g->nlist[fam] < XTCAM_MAX_TUPLES ? g->nlist[fam] : XTCAM_MAX_TUPLES,
 		 probe_tuple, &pc, 0);
 

@@ -168,6 +168,7 @@ static int dp_init_tables(struct xtcam_dp *dp, const struct xtcam_block_spec *sp
 	memset(&dp->cfg, 0, sizeof(dp->cfg));
 	dp->cfg.nbuckets = dp->geom.nbuckets;
 	dp->cfg.bregion = dp->geom.bregion;
+	dp->cfg.bshift = xtcam_bshift(dp->geom.nbuckets);
 	dp->cfg.format = XTCAM_DP_FORMAT;
 	memcpy(dp->cfg.raw, spec->raw, sizeof(dp->cfg.raw));
 	err = dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
@@ -417,7 +418,8 @@ int xtcam_dp_open_pinned(const char *dir, struct xtcam_dp **out)
 	}
 	if (dp->cfg.format != XTCAM_DP_FORMAT ||
 	    dp->cfg.nbuckets != dp->geom.nbuckets ||
-	    dp->cfg.bregion != dp->geom.bregion) {
+	    dp->cfg.bregion != dp->geom.bregion ||
+	    dp->cfg.bshift != xtcam_bshift(dp->geom.nbuckets)) {
 		err = -EUCLEAN;
 		goto fail;
 	}
@@ -753,8 +755,8 @@ static int popcount_mask(const __u64 *m)
 static __u32 bucket_of(const struct xtcam_dp *dp, const struct xtcam_key *hv,
 		       const struct xtcam_tuple *tp)
 {
-	return (__u32)(xtcam_hash((const __u64 *)hv, tp->mask, tp->wmap, tp->id) &
-		       (dp->geom.nbuckets - 1));
+	return xtcam_hash((const __u64 *)hv, tp->mask, tp->wmap, tp->id,
+			  xtcam_bshift(dp->geom.nbuckets));
 }
 
 struct chain {
@@ -831,6 +833,8 @@ static int chain_write(struct txn *t, __u32 bidx, struct chain *c)
 			if (!r)
 				return -errno;
 			rec_tag(r, &b->tag[b->n], &b->tmask[b->n]);
+			if (!b->n)
+				b->prio = (__u32)(r->rank >> 32);
 			b->slot[b->n++] = c->slots[pos++];
 		}
 		b->next = k + 1 < need ? c->elems[k + 1] + 1 : 0;
@@ -1861,8 +1865,8 @@ __u64 xtcam_dp_classify(struct xtcam_dp *dp, const struct xtcam_key *k,
 			continue;
 		if (tup[i].min_rank >= best)
 			break;
-		e = (__u32)(xtcam_hash((const __u64 *)k, tup[i].mask, tup[i].wmap, tup[i].id) &
-			    (dp->geom.nbuckets - 1));
+		e = xtcam_hash((const __u64 *)k, tup[i].mask, tup[i].wmap, tup[i].id,
+			       xtcam_bshift(dp->geom.nbuckets));
 		np++;
 		for (;;) {
 			struct xtcam_bucket b;
@@ -1871,6 +1875,8 @@ __u64 xtcam_dp_classify(struct xtcam_dp *dp, const struct xtcam_key *k,
 
 			if (dp_read(dp, XTCAM_MAP_BUCKETS,
 				    dp_abs_key(dp, XTCAM_MAP_BUCKETS, e, gen), &b))
+				break;
+			if ((__u64)b.prio << 32 >= best)
 				break;
 			for (j = 0; j < b.n && j < XTCAM_BUCKET_SLOTS; j++) {
 				struct xtcam_rec r;
@@ -1984,6 +1990,9 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 					goto out;
 				if (r.rank <= last && (j || hops))
 					FAIL("gen %u: bucket %zu not sorted", gen, i);
+				if (!j && b[el].prio != (__u32)(r.rank >> 32))
+					FAIL("gen %u: bucket element %u has priority %u, its first rule %u",
+					     gen, el, b[el].prio, (__u32)(r.rank >> 32));
 				{
 					__u32 tg, tm;
 

@@ -12,6 +12,7 @@
 #include "xtcam/compile.h"
 #include "xtcam/dp.h"
 #include "tlib.h"
+#include "dp_internal.h"
 
 static void churn(enum t_shape shape, uint64_t seed_def, int rounds)
 {
@@ -135,6 +136,56 @@ Test(dp_mem, many_identical_keys_chain)
 	cr_assert_eq(info.nrules, 0);
 	cr_assert_eq(info.ntuples, 0);
 	cr_assert_eq(info.overflow_used, 0);
+	xtcam_dp_free(dp);
+}
+
+/* Each bucket element carries its first rule's priority (the classifier
+ * ends a chain at an element that cannot beat its hit): the checker
+ * refuses an element whose copy disagrees with its first record. */
+Test(dp_mem, verify_catches_a_stale_element_priority)
+{
+	struct xtcam_block_spec spec = { .capacity = 1000 };
+	struct xtcam_rule r[20];
+	struct xtcam_dp_op ops[20];
+	struct xtcam_bucket b, orig;
+	struct xtcam_dp *dp;
+	__u64 key = 0, el = 0;
+	char err[256];
+	__u32 i, gen;
+	int e;
+
+	cr_assert_eq(xtcam_dp_create(&spec, XTCAM_DP_MEMORY, &dp), 0);
+	for (i = 0; i < 20; i++) {
+		t_rule(&r[i], 50 + i, i + 1);
+		t_match_ip4(&r[i], false, 0x0a000001, 32);
+		t_match_proto(&r[i], IPPROTO_UDP);
+		r[i].dport_lo = r[i].dport_hi = (uint16_t)(1000 + i);
+		ops[i] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_ADD, .rule = &r[i],
+					      .act = { .type = XTCAM_ACT_DROP } };
+	}
+	cr_assert_eq(xtcam_dp_apply(dp, ops, 20, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), 0, "%s", err);
+	/* the chain's second element: its first rule is the 9th (prio 58) */
+	gen = dp->cfg.gen;
+	for (i = 0; i < dp->geom.nbuckets; i++) {
+		key = dp_abs_key(dp, XTCAM_MAP_BUCKETS, i, gen);
+		cr_assert_eq(dp_read(dp, XTCAM_MAP_BUCKETS, key, &b), 0);
+		if (b.n && b.next)
+			break;
+	}
+	cr_assert_lt(i, dp->geom.nbuckets, "a chain of more than one element");
+	cr_assert_eq(b.prio, 50);
+	el = dp_abs_key(dp, XTCAM_MAP_BUCKETS, b.next - 1, gen);
+	cr_assert_eq(dp_read(dp, XTCAM_MAP_BUCKETS, el, &orig), 0);
+	cr_assert_eq(orig.prio, 50 + XTCAM_BUCKET_SLOTS);
+	b = orig;
+	b.prio = 1000;
+	cr_assert_eq(dp_write(dp, XTCAM_MAP_BUCKETS, &el, &b, 1), 0);
+	e = xtcam_dp_verify(dp, err, sizeof(err));
+	cr_assert_eq(e, -EUCLEAN);
+	cr_assert(strstr(err, "has priority 1000, its first rule 58"), "%s", err);
+	cr_assert_eq(dp_write(dp, XTCAM_MAP_BUCKETS, &el, &orig, 1), 0);
+	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), 0, "%s", err);
 	xtcam_dp_free(dp);
 }
 

@@ -28,13 +28,22 @@ struct {
 } gens SEC(".maps");
 
 /* tuple table, [gen * XTCAM_TUPLE_REGION + i]: the set sorted by
- * min_rank, then the per-family lists (XTCAM_TLIST) */
+ * min_rank (the loader's; the classifier walks tlists) */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2 * XTCAM_TUPLE_REGION);
 	__type(key, __u32);
 	__type(value, struct xtcam_tuple);
 } tuples SEC(".maps");
+
+/* each packet family's tuple list, [gen * XTCAM_NLISTS + family]: the
+ * classifier's view of the tuple set, one lookup a frame */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * XTCAM_NLISTS);
+	__type(key, __u32);
+	__type(value, struct xtcam_tlist);
+} tlists SEC(".maps");
 
 /* bucket array, [gen * bregion + i]: candidate slots per hash bucket */
 struct {

@@ -90,7 +90,7 @@ struct probe_ctx {
 	__u64 best_rank;
 	__u32 best_slot;
 	__u32 best_cnt;       /* its counter index */
-	__u32 tbase;          /* the packet family's tuple list */
+	struct xtcam_tlist *tl; /* the packet family's tuple list */
 	__u32 bbase;          /* gen * bregion */
 	__u32 bshift;         /* the hash's shift, xtcam_bshift(nbuckets) */
 	__u32 bi;             /* bucket element being scanned */
@@ -196,17 +196,17 @@ static long chain_step(__u32 i, void *arg)
 static long probe_tuple(__u32 i, void *arg)
 {
 	struct probe_ctx *pc = arg;
-	__u32 idx = pc->tbase + i;
-	struct xtcam_tuple *t = bpf_map_lookup_elem(&tuples, &idx);
+	struct xtcam_tuple *t;
 	struct xtcam_bucket *b;
 
-	if (!t)
+	if (i >= XTCAM_MAX_TUPLES)
 		return 1;
+	t = &pc->tl->t[i];
 	if (t->min_rank >= pc->best_rank)
 		return 1;     /* sorted: no later tuple can beat the best hit */
 
 	pc->bi = pc->bbase + xtcam_hash((const __u64 *)pc->key, t->mask, t->wmap,
-					t->id, pc->bshift);
+					t->hstart, pc->bshift);
 	b = bpf_map_lookup_elem(&buckets, &pc->bi);
 	if (!b || !b->n)
 		return 0;
@@ -230,9 +230,6 @@ static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *
 	if (!s || !cfg)
 		return XDP_PASS;
 	gen = cfg->gen & 1;
-	g = bpf_map_lookup_elem(&gens, &gen);
-	if (!g)
-		return XDP_PASS;
 
 	pc.key = &s->key;
 	pc.best_rank = XTCAM_RANK_NONE;
@@ -240,10 +237,13 @@ static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *
 	pc.best_cnt = 0;
 	fam = xtcam_pkt_family(&s->key.eth_type);
 	pc.sig = xtcam_sig(&s->key, fam);
-	pc.tbase = gen * XTCAM_TUPLE_REGION + XTCAM_TLIST(fam);
+	idx = gen * XTCAM_NLISTS + fam;
+	pc.tl = bpf_map_lookup_elem(&tlists, &idx);
+	if (!pc.tl)
+		return XDP_PASS;
 	pc.bbase = gen * cfg->bregion;
 	pc.bshift = cfg->bshift;
-	bpf_loop(g->nlist[fam] < XTCAM_MAX_TUPLES ? g->nlist[fam] : XTCAM_MAX_TUPLES,
+	bpf_loop(pc.tl->n < XTCAM_MAX_TUPLES ? pc.tl->n : XTCAM_MAX_TUPLES,
 		 probe_tuple, &pc, 0);
 
 	if (pc.best_rank != XTCAM_RANK_NONE) {
@@ -254,6 +254,10 @@ static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *
 		act = *a;
 		c = bpf_map_lookup_elem(&counters, &pc.best_cnt);
 	} else {
+		/* the default action: only a miss reads the generation */
+		g = bpf_map_lookup_elem(&gens, &gen);
+		if (!g)
+			return XDP_PASS;
 		act = g->dflt;
 		idx = XTCAM_STAT_MISS;
 		c = bpf_map_lookup_elem(&stats, &idx);

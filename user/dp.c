@@ -41,6 +41,7 @@ const char *const xtcam_dp_map_names[XTCAM_MAP_MAX] = {
 	[XTCAM_MAP_PROGS_NF] = "progs_nf",
 	[XTCAM_MAP_DEVMAP_NF] = "devmap_nf",
 	[XTCAM_MAP_CPUMAP_NF] = "cpumap_nf",
+	[XTCAM_MAP_TLISTS]   = "tlists",
 };
 
 #define PIN_PROG_PARSE    "prog_parse"
@@ -95,6 +96,7 @@ static void dp_sizes(struct xtcam_dp *dp)
 	dp->vsz[XTCAM_MAP_CONFIG] = sizeof(struct xtcam_config);
 	dp->vsz[XTCAM_MAP_GENS] = sizeof(struct xtcam_gen);
 	dp->vsz[XTCAM_MAP_TUPLES] = sizeof(struct xtcam_tuple);
+	dp->vsz[XTCAM_MAP_TLISTS] = sizeof(struct xtcam_tlist);
 	dp->vsz[XTCAM_MAP_BUCKETS] = sizeof(struct xtcam_bucket);
 	dp->vsz[XTCAM_MAP_RECORDS] = sizeof(struct xtcam_rec);
 	dp->vsz[XTCAM_MAP_ACTIONS] = sizeof(struct xtcam_action);
@@ -105,6 +107,7 @@ static void dp_sizes(struct xtcam_dp *dp)
 	dp->max[XTCAM_MAP_CONFIG] = 1;
 	dp->max[XTCAM_MAP_GENS] = 2;
 	dp->max[XTCAM_MAP_TUPLES] = 2 * XTCAM_TUPLE_REGION;
+	dp->max[XTCAM_MAP_TLISTS] = 2 * XTCAM_NLISTS;
 	dp->max[XTCAM_MAP_BUCKETS] = 2ull * g->bregion;
 	dp->max[XTCAM_MAP_RECORDS] = g->nslots;
 	dp->max[XTCAM_MAP_ACTIONS] = g->nslots;
@@ -261,6 +264,7 @@ int xtcam_dp_create(const struct xtcam_block_spec *spec, unsigned int flags,
 		dp->fd[XTCAM_MAP_PROGS_NF] = bpf_map__fd(skel->maps.progs_nf);
 		dp->fd[XTCAM_MAP_DEVMAP_NF] = bpf_map__fd(skel->maps.devmap_nf);
 		dp->fd[XTCAM_MAP_CPUMAP_NF] = bpf_map__fd(skel->maps.cpumap_nf);
+		dp->fd[XTCAM_MAP_TLISTS] = bpf_map__fd(skel->maps.tlists);
 		dp->prog_parse = bpf_program__fd(skel->progs.xtcam_parse);
 		dp->prog_classify = bpf_program__fd(skel->progs.xtcam_classify);
 		{
@@ -758,7 +762,7 @@ static int popcount_mask(const __u64 *m)
 static __u32 bucket_of(const struct xtcam_dp *dp, const struct xtcam_key *hv,
 		       const struct xtcam_tuple *tp)
 {
-	return xtcam_hash((const __u64 *)hv, tp->mask, tp->wmap, tp->id,
+	return xtcam_hash((const __u64 *)hv, tp->mask, tp->wmap, tp->hstart,
 			  xtcam_bshift(dp->geom.nbuckets));
 }
 
@@ -911,10 +915,11 @@ static int tuple_new(struct txn *t, const __u64 *mask, __u64 rank, __u32 fam)
 	tp = &t->tup[t->ntup++];
 	memset(tp, 0, sizeof(*tp));
 	memcpy(tp->mask, mask, sizeof(tp->mask));
-	tp->wmap = xtcam_wmap(tp->mask);
+	tp->wmap = xtcam_tuple_wmap(tp->mask, fam);
 	tp->min_rank = rank;
 	tp->fam = fam;
 	tp->id = t->gen.next_id++;
+	tp->hstart = xtcam_hstart(tp->id);
 	return tuple_settle(t, (int)t->ntup - 1);
 }
 
@@ -1376,6 +1381,31 @@ out:
 	return err;
 }
 
+/* Each family's tuple list for the classifier: the set's order, the
+ * family's tuples and ANY's, one map value a list; sets gen.nlist. */
+static int write_tlists(struct txn *t, __u32 gen)
+{
+	struct xtcam_tlist *tl = calloc(1, sizeof(*tl));
+	__u32 i, l;
+	int err = 0;
+
+	if (!tl)
+		return -ENOMEM;
+	for (l = 0; !err && l < XTCAM_NLISTS; l++) {
+		__u64 key = dp_abs_key(t->dp, XTCAM_MAP_TLISTS, l, gen);
+		__u32 k = 0;
+
+		memset(tl, 0, sizeof(*tl));
+		for (i = 0; i < t->ntup; i++)
+			if (tuple_in_list(&t->tup[i], l))
+				tl->t[k++] = t->tup[i];
+		t->gen.nlist[l] = tl->n = k;
+		err = dp_write(t->dp, XTCAM_MAP_TLISTS, &key, tl, 1);
+	}
+	free(tl);
+	return err;
+}
+
 static int write_gen(struct txn *t, __u32 gen)
 {
 	struct xtcam_dp *dp = t->dp;
@@ -1414,7 +1444,7 @@ static int write_gen(struct txn *t, __u32 gen)
 	if (!err)
 		err = write_mirror(t, XTCAM_MAP_ALLOC, gen);
 	if (!err && t->tup_dirty) {
-		__u32 n = t->ntup > t->ntup_orig ? t->ntup : t->ntup_orig, i, l;
+		__u32 n = t->ntup > t->ntup_orig ? t->ntup : t->ntup_orig, i;
 		__u64 *keys = malloc(n * sizeof(*keys) + 1);
 		struct xtcam_tuple *vals = calloc(n + 1, sizeof(*vals));
 
@@ -1428,22 +1458,10 @@ static int write_gen(struct txn *t, __u32 gen)
 			}
 			err = dp_write(dp, XTCAM_MAP_TUPLES, keys, vals, n);
 		}
-		/* each family's list: the same order, its tuples and ANY's */
-		for (l = 0; !err && keys && vals && l < XTCAM_NLISTS; l++) {
-			__u32 k = 0;
-
-			for (i = 0; i < t->ntup; i++) {
-				if (!tuple_in_list(&t->tup[i], l))
-					continue;
-				keys[k] = dp_abs_key(dp, XTCAM_MAP_TUPLES, XTCAM_TLIST(l) + k, gen);
-				vals[k++] = t->tup[i];
-			}
-			t->gen.nlist[l] = k;
-			if (k)
-				err = dp_write(dp, XTCAM_MAP_TUPLES, keys, vals, k);
-		}
 		free(keys);
 		free(vals);
+		if (!err)
+			err = write_tlists(t, gen);
 	}
 	if (!err) {
 		t->gen.ntuples = t->ntup;
@@ -1539,11 +1557,13 @@ static int recover(struct xtcam_dp *dp)
 	void *buf = NULL;
 	__u64 *idx = NULL;
 	int err, m;
-	const int maps[] = { XTCAM_MAP_TUPLES, XTCAM_MAP_BUCKETS, XTCAM_MAP_ALLOC };
+	const int maps[] = { XTCAM_MAP_TUPLES, XTCAM_MAP_TLISTS, XTCAM_MAP_BUCKETS,
+			     XTCAM_MAP_ALLOC };
 
 	for (j = 0; j < sizeof(maps) / sizeof(maps[0]); j++) {
 		m = maps[j];
-		n = m == XTCAM_MAP_TUPLES ? XTCAM_TUPLE_REGION : mirror_len(dp, m);
+		n = m == XTCAM_MAP_TUPLES ? XTCAM_TUPLE_REGION :
+		    m == XTCAM_MAP_TLISTS ? XTCAM_NLISTS : mirror_len(dp, m);
 		buf = malloc(n * dp_usz(dp, m));
 		idx = malloc(n * sizeof(*idx));
 		if (!buf || !idx) {
@@ -1868,7 +1888,7 @@ __u64 xtcam_dp_classify(struct xtcam_dp *dp, const struct xtcam_key *k,
 			continue;
 		if (tup[i].min_rank >= best)
 			break;
-		e = xtcam_hash((const __u64 *)k, tup[i].mask, tup[i].wmap, tup[i].id,
+		e = xtcam_hash((const __u64 *)k, tup[i].mask, tup[i].wmap, tup[i].hstart,
 			       xtcam_bshift(dp->geom.nbuckets));
 		np++;
 		for (;;) {
@@ -1920,14 +1940,15 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 	__u8 *elem_used = calloc(nb, 1);
 	__u64 *keys = NULL, *alloc = malloc(dp->geom.alloc_words * 8);
 	struct xtcam_hval *vals = NULL;
-	struct xtcam_tuple tup[XTCAM_MAX_TUPLES], ltup[XTCAM_MAX_TUPLES];
+	struct xtcam_tuple tup[XTCAM_MAX_TUPLES], *ltup;
+	struct xtcam_tlist *ltl = malloc(sizeof(*ltl));
 	__u32 tcount[XTCAM_MAX_TUPLES] = { 0 };
 	__u64 entries = 0;
 	struct xtcam_gen g;
 	int e = -ENOMEM;
 
 #define FAIL(...) do { xtcam_set_err(err, errlen, __VA_ARGS__); e = -EUCLEAN; goto out; } while (0)
-	if (!b || !seen || !elem_used || !alloc)
+	if (!b || !seen || !elem_used || !alloc || !ltl)
 		goto out;
 	if ((e = dp_read(dp, XTCAM_MAP_GENS, gen, &g)) ||
 	    (e = dp_read_range(dp, XTCAM_MAP_TUPLES,
@@ -1948,10 +1969,13 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 
 		if (g.nlist[i] > XTCAM_MAX_TUPLES)
 			FAIL("gen %u: list %zu has %u tuples", gen, i, g.nlist[i]);
-		if ((e = dp_read_range(dp, XTCAM_MAP_TUPLES,
-				       dp_abs_key(dp, XTCAM_MAP_TUPLES, XTCAM_TLIST(i), gen),
-				       g.nlist[i], ltup)))
+		if ((e = dp_read(dp, XTCAM_MAP_TLISTS,
+				 dp_abs_key(dp, XTCAM_MAP_TLISTS, i, gen), ltl)))
 			goto out;
+		if (ltl->n != g.nlist[i])
+			FAIL("gen %u: family list %zu holds %u tuples, its generation says %u",
+			     gen, i, ltl->n, g.nlist[i]);
+		ltup = ltl->t;
 		for (j = 0; j < g.ntuples; j++) {
 			if (!tuple_in_list(&tup[j], (__u32)i))
 				continue;
@@ -1964,9 +1988,19 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 			FAIL("gen %u: family list %zu has %u tuples, %zu expected", gen, i,
 			     g.nlist[i], k);
 	}
-	for (i = 0; i < g.ntuples; i++)
+	for (i = 0; i < g.ntuples; i++) {
 		if (tup[i].fam > XTCAM_FAM_ANY)
 			FAIL("gen %u: tuple %u of family %u", gen, tup[i].id, tup[i].fam);
+		/* the data path hashes with these, the compiler placed with
+		 * them: a stale copy would send packets to other buckets */
+		if (tup[i].wmap != xtcam_tuple_wmap(tup[i].mask, tup[i].fam) ||
+		    tup[i].hstart != xtcam_hstart(tup[i].id))
+			FAIL("gen %u: tuple %u hash words %#x start %#llx, expected %#x %#llx",
+			     gen, tup[i].id, tup[i].wmap,
+			     (unsigned long long)tup[i].hstart,
+			     xtcam_tuple_wmap(tup[i].mask, tup[i].fam),
+			     (unsigned long long)xtcam_hstart(tup[i].id));
+	}
 	/* walk every chain: sorted, each slot once */
 	for (i = 0; i < dp->geom.nbuckets; i++) {
 		__u32 el = (__u32)i, hops = 0;
@@ -2087,6 +2121,7 @@ out:
 	free(keys);
 	free(vals);
 	free(alloc);
+	free(ltl);
 	return e;
 }
 

@@ -46,7 +46,7 @@ static inline bool dp_is_gen_map(int m)
 {
 	return m == XTCAM_MAP_GENS || m == XTCAM_MAP_TUPLES ||
 	       m == XTCAM_MAP_BUCKETS || m == XTCAM_MAP_RULES ||
-	       m == XTCAM_MAP_ALLOC;
+	       m == XTCAM_MAP_ALLOC || m == XTCAM_MAP_TLISTS;
 }
 
 static inline __u64 dp_abs_key(const struct xtcam_dp *dp, int m, __u64 rel,
@@ -57,6 +57,8 @@ static inline __u64 dp_abs_key(const struct xtcam_dp *dp, int m, __u64 rel,
 		return gen;
 	case XTCAM_MAP_TUPLES:
 		return (__u64)gen * XTCAM_TUPLE_REGION + rel;
+	case XTCAM_MAP_TLISTS:
+		return (__u64)gen * XTCAM_NLISTS + rel;
 	case XTCAM_MAP_BUCKETS:
 		return (__u64)gen * dp->geom.bregion + rel;
 	case XTCAM_MAP_ALLOC:

@@ -40,6 +40,7 @@ enum xtcam_dp_map {
 	XTCAM_MAP_PROGS_NF,   /* the no-frags classifier (libxdp's dispatcher) */
 	XTCAM_MAP_DEVMAP_NF,  /* its redirect and CPU maps, kept like devmap */
 	XTCAM_MAP_CPUMAP_NF,  /* and cpumap */
+	XTCAM_MAP_TLISTS,     /* each family's tuple list, one value each */
 	XTCAM_MAP_MAX,
 };
 

@@ -85,9 +85,11 @@ struct xtcam_rec {
 struct xtcam_tuple {
 	__u64 mask[XTCAM_KEY_WORDS];
 	__u64 min_rank;           /* best rank of any rule in it (a bound) */
+	__u64 hstart;             /* the hash's start, xtcam_hstart(id) */
 	__u32 id;                 /* stable id, the hash seed */
 	__u32 nrules;
-	__u32 wmap;               /* bit i: mask word i is not zero */
+	__u32 wmap;               /* bit i: the hash reads word i,
+	                           * xtcam_tuple_wmap() */
 	__u32 fam;                /* enum xtcam_family of all its rules */
 };
 
@@ -117,13 +119,23 @@ static inline __u32 xtcam_pkt_family(const void *eth_type)
 
 /*
  * The tuple table of a generation: XTCAM_MAX_TUPLES entries, sorted by
- * min_rank (the tuple set, as the loader reads it back), then one list per
- * packet family (XTCAM_NLISTS of XTCAM_MAX_TUPLES entries): the tuples of
- * that family and of ANY, in the same order.  The classifier walks only
- * its packet's list.
+ * min_rank (the tuple set, as the loader reads it back and bpftool shows
+ * it, one tuple an entry).
  */
-#define XTCAM_TUPLE_REGION (XTCAM_MAX_TUPLES * (1 + XTCAM_NLISTS))
-#define XTCAM_TLIST(l) (XTCAM_MAX_TUPLES * (1 + (l)))   /* first entry */
+#define XTCAM_TUPLE_REGION XTCAM_MAX_TUPLES
+
+/*
+ * One packet family's tuple list, as the classifier walks it: the tuples
+ * of that family and of ANY, in the set's order, in one map value
+ * (tlists[gen * XTCAM_NLISTS + family]).  One lookup a frame finds the
+ * list; a probe then indexes it, where a lookup per tuple cost about
+ * 0.8 ns a probe (bench_tr, 2026-12-05).
+ */
+struct xtcam_tlist {
+	__u32 n;                  /* tuples in the list (gen.nlist) */
+	__u32 pad;
+	struct xtcam_tuple t[XTCAM_MAX_TUPLES];
+};
 
 /*
  * Candidate tags.  The rules of one bucket share what their tuple hashes
@@ -195,7 +207,7 @@ struct xtcam_config {
 
 /* Bumped whenever the maps' meaning changes (layout, hash, placement):
  * a block pinned by a build with another format is refused, not misread. */
-#define XTCAM_DP_FORMAT 6
+#define XTCAM_DP_FORMAT 7
 
 /* Index of the rule registry (hash map): (generation, handle) -> rule. */
 struct xtcam_hkey {
@@ -266,28 +278,41 @@ enum xtcam_stat {
 /* the words only IPv6 addresses (past their first 64 bits) reach */
 #define XTCAM_WMAP_V6   ((1u << 2) | (1u << 4))
 
-/* The bucket index (shift = 64 - log2(buckets), xtcam_bshift()) of key w
- * under mask m in the tuple with hash seed `seed`. */
-static inline __u32 xtcam_hash(const __u64 *w, const __u64 *m, __u32 wmap,
-				__u32 seed, __u32 shift)
+/* The start of a tuple's hash, from its seed (the tuple's id): kept in
+ * the tuple, so that a probe adds to it rather than multiplies. */
+static inline __u64 xtcam_hstart(__u32 seed)
 {
-	__u64 h = (__u64)seed * 0x2545f4914f6cdd1dULL;
+	return (__u64)seed * 0x2545f4914f6cdd1dULL;
+}
 
-	h += (w[0] & m[0]) * XTCAM_HK0;
+/* The bucket index (shift = 64 - log2(buckets), xtcam_bshift()) of key w
+ * under mask m in the tuple whose hash starts at hstart and reads the
+ * words in wmap.  The two address words always (a zero mask word adds
+ * nothing), the rest only when wmap says so: one test a probe for the
+ * common IPv4 tuple. */
+static inline __u32 xtcam_hash(const __u64 *w, const __u64 *m, __u32 wmap,
+				__u64 hstart, __u32 shift)
+{
+	__u64 h = hstart;
+
 	h += (w[1] & m[1]) * XTCAM_HK1;
 	h += (w[3] & m[3]) * XTCAM_HK3;
-	if (wmap & XTCAM_WMAP_V6) {
-		h += (w[2] & m[2]) * XTCAM_HK2;
-		h += (w[4] & m[4]) * XTCAM_HK4;
-	}
-	/* tuple masks keep whole bytes only, so the presence flags (word 8)
-	 * are rarely in them: hashed with the rare words */
-	if (wmap & (XTCAM_WMAP_RARE | (1u << 8))) {
-		if (wmap & (1u << 5)) h += (w[5] & m[5]) * XTCAM_HK5;
-		if (wmap & (1u << 6)) h += (w[6] & m[6]) * XTCAM_HK6;
-		if (wmap & (1u << 7)) h += (w[7] & m[7]) * XTCAM_HK7;
-		if (wmap & (1u << 8)) h += (w[8] & m[8]) * XTCAM_HK8;
-		if (wmap & (1u << 9)) h += (w[9] & m[9]) * XTCAM_HK9;
+	if (wmap & (1u | XTCAM_WMAP_V6 | XTCAM_WMAP_RARE | (1u << 8))) {
+		if (wmap & 1u)
+			h += (w[0] & m[0]) * XTCAM_HK0;
+		if (wmap & XTCAM_WMAP_V6) {
+			h += (w[2] & m[2]) * XTCAM_HK2;
+			h += (w[4] & m[4]) * XTCAM_HK4;
+		}
+		/* tuple masks keep whole bytes only, so the presence flags
+		 * (word 8) are rarely in them: hashed with the rare words */
+		if (wmap & (XTCAM_WMAP_RARE | (1u << 8))) {
+			if (wmap & (1u << 5)) h += (w[5] & m[5]) * XTCAM_HK5;
+			if (wmap & (1u << 6)) h += (w[6] & m[6]) * XTCAM_HK6;
+			if (wmap & (1u << 7)) h += (w[7] & m[7]) * XTCAM_HK7;
+			if (wmap & (1u << 8)) h += (w[8] & m[8]) * XTCAM_HK8;
+			if (wmap & (1u << 9)) h += (w[9] & m[9]) * XTCAM_HK9;
+		}
 	}
 	return (__u32)(h >> shift);
 }
@@ -306,6 +331,25 @@ static inline __u32 xtcam_wmap(const __u64 *m)
 	for (i = 0; i < XTCAM_KEY_WORDS; i++)
 		if (m[i])
 			b |= 1u << i;
+	return b;
+}
+
+/* The words a tuple's hash reads: its mask's words, but word 0 only when
+ * it can differ between the packets that probe the tuple.  In a tuple of
+ * one IP family whose word-0 mask has nothing but eth_type, every such
+ * packet has the family's eth_type there: the word would add the same to
+ * every hash, so it is left out (two multiplies fewer a probe).  Rules are
+ * placed with the same hash, so placement never depends on this. */
+static inline __u32 xtcam_tuple_wmap(const __u64 *m, __u32 fam)
+{
+	union {
+		struct xtcam_key k;
+		__u64 w[XTCAM_KEY_WORDS];
+	} et = { .k = { .eth_type = 0xffff } };
+	__u32 b = xtcam_wmap(m);
+
+	if ((fam == XTCAM_FAM_IP4 || fam == XTCAM_FAM_IP6) && !(m[0] & ~et.w[0]))
+		b &= ~1u;
 	return b;
 }
 

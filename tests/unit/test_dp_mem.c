@@ -193,6 +193,66 @@ Test(dp_mem, verify_catches_a_stale_element_priority)
 	xtcam_dp_free(dp);
 }
 
+/* The classifier walks each family's tuple list (tlists), not the set:
+ * an IPv4 tuple there hashes without word 0 (eth_type is the same for
+ * every frame that probes it) from the start kept in it, and verify
+ * refuses a list whose count or hash start disagrees with the set. */
+Test(dp_mem, verify_checks_the_classifier_tuple_lists)
+{
+	struct xtcam_block_spec spec = { .capacity = 1000 };
+	struct xtcam_rule r;
+	struct xtcam_dp_op op = { .cmd = XTCAM_DP_ADD, .rule = &r,
+				  .act = { .type = XTCAM_ACT_DROP } };
+	struct xtcam_tlist *tl = calloc(1, sizeof(*tl)), *orig = calloc(1, sizeof(*orig));
+	struct xtcam_dp *dp;
+	char err[256];
+	__u64 key;
+
+	cr_assert(tl && orig);
+	cr_assert_eq(xtcam_dp_create(&spec, XTCAM_DP_MEMORY, &dp), 0);
+	t_rule(&r, 10, 1);
+	t_match_ip4(&r, false, 0x0a000001, 32);
+	cr_assert_eq(xtcam_dp_apply(dp, &op, 1, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), 0, "%s", err);
+	key = dp_abs_key(dp, XTCAM_MAP_TLISTS, XTCAM_FAM_IP4, dp->cfg.gen);
+	cr_assert_eq(dp_read(dp, XTCAM_MAP_TLISTS, key, orig), 0);
+	cr_assert_eq(orig->n, 1);
+	cr_assert_eq(orig->t[0].wmap & 1u, 0, "word 0 hashed: wmap %#x", orig->t[0].wmap);
+	cr_assert_eq(orig->t[0].hstart, xtcam_hstart(orig->t[0].id));
+
+	*tl = *orig;
+	tl->n = 0;
+	cr_assert_eq(dp_write(dp, XTCAM_MAP_TLISTS, &key, tl, 1), 0);
+	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), -EUCLEAN);
+	cr_assert(strstr(err, "holds 0 tuples, its generation says 1"), "%s", err);
+
+	*tl = *orig;
+	tl->t[0].hstart++;
+	cr_assert_eq(dp_write(dp, XTCAM_MAP_TLISTS, &key, tl, 1), 0);
+	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), -EUCLEAN);
+	cr_assert(strstr(err, "family list 0 differs from the tuples"), "%s", err);
+
+	/* the set and the list agree, on a stale start */
+	{
+		__u64 tk = dp_abs_key(dp, XTCAM_MAP_TUPLES, 0, dp->cfg.gen);
+		struct xtcam_tuple tu;
+
+		cr_assert_eq(dp_read(dp, XTCAM_MAP_TUPLES, tk, &tu), 0);
+		tu.hstart++;
+		cr_assert_eq(dp_write(dp, XTCAM_MAP_TUPLES, &tk, &tu, 1), 0);
+		cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), -EUCLEAN);
+		cr_assert(strstr(err, "hash words"), "%s", err);
+		tu.hstart--;
+		cr_assert_eq(dp_write(dp, XTCAM_MAP_TUPLES, &tk, &tu, 1), 0);
+	}
+
+	cr_assert_eq(dp_write(dp, XTCAM_MAP_TLISTS, &key, orig, 1), 0);
+	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), 0, "%s", err);
+	xtcam_dp_free(dp);
+	free(tl);
+	free(orig);
+}
+
 /* A tuple holds one family: IPv6 rules never join an IPv4 tuple (whose
  * mask their first address word would cover), an IPv4 frame probes only
  * IPv4 tuples and the family-less ones, and a frame of another ethertype

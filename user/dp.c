@@ -1382,7 +1382,7 @@ out:
 }
 
 /* Each family's tuple list for the classifier: the set's order, the
- * family's tuples and ANY's, one map value a list; sets gen.nlist. */
+ * family's tuples and ANY's, one map value a list with its count. */
 static int write_tlists(struct txn *t, __u32 gen)
 {
 	struct xtcam_tlist *tl = calloc(1, sizeof(*tl));
@@ -1399,7 +1399,7 @@ static int write_tlists(struct txn *t, __u32 gen)
 		for (i = 0; i < t->ntup; i++)
 			if (tuple_in_list(&t->tup[i], l))
 				tl->t[k++] = t->tup[i];
-		t->gen.nlist[l] = tl->n = k;
+		tl->n = k;
 		err = dp_write(t->dp, XTCAM_MAP_TLISTS, &key, tl, 1);
 	}
 	free(tl);
@@ -1967,26 +1967,23 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 	for (i = 0; i < XTCAM_NLISTS; i++) {
 		size_t k = 0, j;
 
-		if (g.nlist[i] > XTCAM_MAX_TUPLES)
-			FAIL("gen %u: list %zu has %u tuples", gen, i, g.nlist[i]);
 		if ((e = dp_read(dp, XTCAM_MAP_TLISTS,
 				 dp_abs_key(dp, XTCAM_MAP_TLISTS, i, gen), ltl)))
 			goto out;
-		if (ltl->n != g.nlist[i])
-			FAIL("gen %u: family list %zu holds %u tuples, its generation says %u",
-			     gen, i, ltl->n, g.nlist[i]);
+		if (ltl->n > XTCAM_MAX_TUPLES)
+			FAIL("gen %u: list %zu has %u tuples", gen, i, ltl->n);
 		ltup = ltl->t;
 		for (j = 0; j < g.ntuples; j++) {
 			if (!tuple_in_list(&tup[j], (__u32)i))
 				continue;
-			if (k >= g.nlist[i] || memcmp(&ltup[k], &tup[j], sizeof(tup[j])))
+			if (k >= ltl->n || memcmp(&ltup[k], &tup[j], sizeof(tup[j])))
 				FAIL("gen %u: family list %zu differs from the tuples at %zu",
 				     gen, i, k);
 			k++;
 		}
-		if (k != g.nlist[i])
+		if (k != ltl->n)
 			FAIL("gen %u: family list %zu has %u tuples, %zu expected", gen, i,
-			     g.nlist[i], k);
+			     ltl->n, k);
 	}
 	for (i = 0; i < g.ntuples; i++) {
 		if (tup[i].fam > XTCAM_FAM_ANY)

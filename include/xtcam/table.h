@@ -132,7 +132,7 @@ static inline __u32 xtcam_pkt_family(const void *eth_type)
  * 0.8 ns a probe (bench_tr, 2026-12-05).
  */
 struct xtcam_tlist {
-	__u32 n;                  /* tuples in the list (gen.nlist) */
+	__u32 n;                  /* tuples in the list */
 	__u32 pad;
 	struct xtcam_tuple t[XTCAM_MAX_TUPLES];
 };
@@ -190,7 +190,6 @@ struct xtcam_gen {
 	__u32 nentries;
 	__u32 next_id;            /* next tuple id to hand out */
 	struct xtcam_action dflt; /* the block's default (miss) action */
-	__u32 nlist[XTCAM_NLISTS];/* tuples in each family's list */
 	__u32 pad;
 };
 
@@ -338,7 +337,7 @@ static inline __u32 xtcam_wmap(const __u64 *m)
  * it can differ between the packets that probe the tuple.  In a tuple of
  * one IP family whose word-0 mask has nothing but eth_type, every such
  * packet has the family's eth_type there: the word would add the same to
- * every hash, so it is left out (two multiplies fewer a probe).  Rules are
+ * every hash, so it is left out (a multiply fewer a probe).  Rules are
  * placed with the same hash, so placement never depends on this. */
 static inline __u32 xtcam_tuple_wmap(const __u64 *m, __u32 fam)
 {

@@ -221,10 +221,10 @@ Test(dp_mem, verify_checks_the_classifier_tuple_lists)
 	cr_assert_eq(orig->t[0].hstart, xtcam_hstart(orig->t[0].id));
 
 	*tl = *orig;
-	tl->n = 0;
+	tl->n = 2;
 	cr_assert_eq(dp_write(dp, XTCAM_MAP_TLISTS, &key, tl, 1), 0);
 	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), -EUCLEAN);
-	cr_assert(strstr(err, "holds 0 tuples, its generation says 1"), "%s", err);
+	cr_assert(strstr(err, "family list 0 has 2 tuples, 1 expected"), "%s", err);
 
 	*tl = *orig;
 	tl->t[0].hstart++;

@@ -140,41 +140,55 @@ static __always_inline int rec_match(const struct xtcam_key *key, const struct x
 	return !diff;
 }
 
+/* One candidate of a bucket element: 0 to go on, 1 when the chain is
+ * done (a match, or a rule that cannot beat the best hit). */
+static __always_inline int scan_slot(struct probe_ctx *pc, const struct xtcam_bucket *b,
+				     __u32 j)
+{
+	struct xtcam_rec *r;
+
+	/* the tag: most candidates that cannot match end here, without a
+	 * read of their record */
+	if ((pc->sig ^ b->tag[j]) & b->tmask[j])
+		return 0;
+	/* the key straight from the bucket: a copy of the slot on the stack
+	 * for the lookup to read back cost about 1 ns a frame on IPv4 and 3
+	 * on IPv6 (bench_tr A/B, 100k-rule ACLs, 2026-12-05) */
+	r = bpf_map_lookup_elem(&records, &b->slot[j]);
+	if (!r)
+		return 0;
+	if (r->rank >= pc->best_rank)
+		return 1;
+	if (rec_match(pc->key, r)) {
+		pc->best_rank = r->rank;
+		pc->best_slot = b->slot[j];
+		pc->best_cnt = r->cnt;
+		return 1;
+	}
+	return 0;
+}
+
 /* Scan one bucket element: candidates are sorted by rank, so the first
  * match is the element's best, and a candidate that cannot beat the best
  * hit so far ends the chain (one its tag rules out is passed over: it
  * cannot match).  Returns 1 when the chain is done. */
 static __always_inline int scan_elem(struct probe_ctx *pc, const struct xtcam_bucket *b)
 {
-	__u32 n = b->n, j;
+	__u32 n = b->n;
 
 	/* sorted: when the first rule cannot beat the best hit, none can */
 	if ((__u64)b->prio << 32 >= pc->best_rank)
 		return 1;
-#pragma unroll
-	for (j = 0; j < XTCAM_BUCKET_SLOTS; j++) {
-		struct xtcam_rec *r;
-		__u32 slot;
-
-		if (j >= n)
-			break;
-		/* the tag: most candidates that cannot match end here,
-		 * without a read of their record */
-		if ((pc->sig ^ b->tag[j]) & b->tmask[j])
-			continue;
-		slot = b->slot[j];
-		r = bpf_map_lookup_elem(&records, &slot);
-		if (!r)
-			continue;
-		if (r->rank >= pc->best_rank)
-			return 1;
-		if (rec_match(pc->key, r)) {
-			pc->best_rank = r->rank;
-			pc->best_slot = slot;
-			pc->best_cnt = r->cnt;
-			return 1;
-		}
-	}
+	/* unrolled by hand: clang will not unroll a loop that passes the
+	 * address of b->slot[j] to the lookup */
+	_Static_assert(XTCAM_BUCKET_SLOTS == 8, "scan_elem unrolls 8 slots");
+#define XTCAM_SCAN(j) \
+	if (n <= (j)) goto next; \
+	if (scan_slot(pc, b, (j))) return 1;
+	XTCAM_SCAN(0) XTCAM_SCAN(1) XTCAM_SCAN(2) XTCAM_SCAN(3)
+	XTCAM_SCAN(4) XTCAM_SCAN(5) XTCAM_SCAN(6) XTCAM_SCAN(7)
+#undef XTCAM_SCAN
+next:
 	if (!b->next)
 		return 1;
 	pc->bi = pc->bbase + b->next - 1;

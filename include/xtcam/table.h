@@ -288,14 +288,15 @@ static inline __u64 xtcam_hstart(__u32 seed)
  * under mask m in the tuple whose hash starts at hstart and reads the
  * words in wmap.  The two address words always (a zero mask word adds
  * nothing), the rest only when wmap says so: one test a probe for the
- * common IPv4 tuple. */
-static inline __u32 xtcam_hash(const __u64 *w, const __u64 *m, __u32 wmap,
-				__u64 hstart, __u32 shift)
+ * common IPv4 tuple.  The address words come by value (w1 = w[1],
+ * w3 = w[3]): the classifier keeps them beside its probe state. */
+static inline __u32 xtcam_hash13(__u64 w1, __u64 w3, const __u64 *w, const __u64 *m,
+				  __u32 wmap, __u64 hstart, __u32 shift)
 {
 	__u64 h = hstart;
 
-	h += (w[1] & m[1]) * XTCAM_HK1;
-	h += (w[3] & m[3]) * XTCAM_HK3;
+	h += (w1 & m[1]) * XTCAM_HK1;
+	h += (w3 & m[3]) * XTCAM_HK3;
 	if (wmap & (1u | XTCAM_WMAP_V6 | XTCAM_WMAP_RARE | (1u << 8))) {
 		if (wmap & 1u)
 			h += (w[0] & m[0]) * XTCAM_HK0;
@@ -314,6 +315,13 @@ static inline __u32 xtcam_hash(const __u64 *w, const __u64 *m, __u32 wmap,
 		}
 	}
 	return (__u32)(h >> shift);
+}
+
+/* the same, all words from w */
+static inline __u32 xtcam_hash(const __u64 *w, const __u64 *m, __u32 wmap,
+				__u64 hstart, __u32 shift)
+{
+	return xtcam_hash13(w[1], w[3], w, m, wmap, hstart, shift);
 }
 
 /* The hash shift of a bucket array of nbuckets (a power of 2, >= 2). */

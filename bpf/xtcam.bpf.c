@@ -187,11 +187,14 @@ static __always_inline int scan_elem(struct probe_ctx *pc, const struct xtcam_bu
 	/* unrolled by hand: clang will not unroll a loop that passes the
 	 * address of b->slot[j] to the lookup */
 	_Static_assert(XTCAM_BUCKET_SLOTS == 8, "scan_elem unrolls 8 slots");
-#define XTCAM_SCAN(j) \
-	if (n <= (j)) goto next; \
-	if (scan_slot(pc, b, (j))) return 1;
-	XTCAM_SCAN(0) XTCAM_SCAN(1) XTCAM_SCAN(2) XTCAM_SCAN(3)
-	XTCAM_SCAN(4) XTCAM_SCAN(5) XTCAM_SCAN(6) XTCAM_SCAN(7)
+#define XTCAM_SCAN(j) do {				\
+		if (n <= (j))					\
+			goto next;				\
+		if (scan_slot(pc, b, (j)))			\
+			return 1;				\
+	} while (0)
+	XTCAM_SCAN(0); XTCAM_SCAN(1); XTCAM_SCAN(2); XTCAM_SCAN(3);
+	XTCAM_SCAN(4); XTCAM_SCAN(5); XTCAM_SCAN(6); XTCAM_SCAN(7);
 #undef XTCAM_SCAN
 next:
 	if (!b->next)

@@ -1940,7 +1940,7 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 	__u8 *elem_used = calloc(nb, 1);
 	__u64 *keys = NULL, *alloc = malloc(dp->geom.alloc_words * 8);
 	struct xtcam_hval *vals = NULL;
-	struct xtcam_tuple tup[XTCAM_MAX_TUPLES], *ltup;
+	struct xtcam_tuple tup[XTCAM_MAX_TUPLES];
 	struct xtcam_tlist *ltl = malloc(sizeof(*ltl));
 	__u32 tcount[XTCAM_MAX_TUPLES] = { 0 };
 	__u64 entries = 0;
@@ -1972,11 +1972,10 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 			goto out;
 		if (ltl->n > XTCAM_MAX_TUPLES)
 			FAIL("gen %u: list %zu has %u tuples", gen, i, ltl->n);
-		ltup = ltl->t;
 		for (j = 0; j < g.ntuples; j++) {
 			if (!tuple_in_list(&tup[j], (__u32)i))
 				continue;
-			if (k >= ltl->n || memcmp(&ltup[k], &tup[j], sizeof(tup[j])))
+			if (k >= ltl->n || memcmp(&ltl->t[k], &tup[j], sizeof(tup[j])))
 				FAIL("gen %u: family list %zu differs from the tuples at %zu",
 				     gen, i, k);
 			k++;

@@ -232,13 +232,15 @@ Test(dp_mem, verify_checks_the_classifier_tuple_lists)
 	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), -EUCLEAN);
 	cr_assert(strstr(err, "family list 0 differs from the tuples"), "%s", err);
 
-	/* the set and the list agree, on a stale start */
+	/* the set and the list agree, on a stale start: the list keeps the
+	 * stale copy written above, the set gets the same */
 	{
 		__u64 tk = dp_abs_key(dp, XTCAM_MAP_TUPLES, 0, dp->cfg.gen);
 		struct xtcam_tuple tu;
 
 		cr_assert_eq(dp_read(dp, XTCAM_MAP_TUPLES, tk, &tu), 0);
 		tu.hstart++;
+		cr_assert_eq(memcmp(&tu, &tl->t[0], sizeof(tu)), 0);
 		cr_assert_eq(dp_write(dp, XTCAM_MAP_TUPLES, &tk, &tu, 1), 0);
 		cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), -EUCLEAN);
 		cr_assert(strstr(err, "hash words"), "%s", err);

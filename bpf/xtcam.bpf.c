@@ -25,6 +25,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* set by the loader through rodata before load */
 const volatile __u32 xtcam_debug = 0;       /* record the match in scratch */
 const volatile __u32 xtcam_count_time = 1;  /* last-hit timestamps */
+/* inline probes, XTCAM_INLINE_PROBES or 0 (the loader's fallback when a
+ * kernel's verifier refuses the inline copies; see classify_stage) */
+const volatile __u32 xtcam_inline_probes = 8;
 
 /* the classifier, for the tail call */
 struct {
@@ -95,7 +98,7 @@ struct probe_ctx {
 	__u32 bshift;         /* the hash's shift, xtcam_bshift(nbuckets) */
 	__u32 bi;             /* bucket element being scanned */
 	__u32 sig;            /* the frame's xtcam_sig, for candidate tags */
-	__u32 pad;
+	__u32 first;          /* the first probe made through bpf_loop */
 	__u64 k1, k3;         /* the key's address words (1 and 3), which
 	                       * every probe hashes: read here, not through
 	                       * key, they leave a load out of each probe's
@@ -250,13 +253,18 @@ static __always_inline int probe_tuple(__u32 i, struct probe_ctx *pc)
  * bounded loop around this body (it gives up at a million instructions
  * with four iterations).  Each copy costs the verifier about 60,000
  * instructions on 6.18 (eight: 479k of the 1M limit, 0.35 s more at
- * load) and 7,000 on 6.1.
+ * load) and 7,000 on 6.1.  The count is xtcam_inline_probes, read-only
+ * data the verifier knows: with 0 it skips the copies as dead code (187k
+ * on 6.18), which the loader falls back to when a kernel refuses the
+ * program with them (E2BIG).
  */
 #define XTCAM_INLINE_PROBES 8
 
 static long probe_rest(__u32 i, void *arg)
 {
-	return probe_tuple(i + XTCAM_INLINE_PROBES, arg);
+	struct probe_ctx *pc = arg;
+
+	return probe_tuple(i + pc->first, pc);
 }
 
 static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *cmap)
@@ -293,6 +301,8 @@ static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *
 	 * against 479k) */
 	ntl = pc.tl->n;
 #define XTCAM_PROBE(i) do {					\
+		if ((i) >= xtcam_inline_probes)			\
+			goto rest;				\
 		if ((i) >= ntl || probe_tuple((i), &pc))		\
 			goto probed;				\
 	} while (0)
@@ -300,8 +310,11 @@ static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *
 	XTCAM_PROBE(0); XTCAM_PROBE(1); XTCAM_PROBE(2); XTCAM_PROBE(3);
 	XTCAM_PROBE(4); XTCAM_PROBE(5); XTCAM_PROBE(6); XTCAM_PROBE(7);
 #undef XTCAM_PROBE
-	if (ntl > XTCAM_INLINE_PROBES)
-		bpf_loop(ntl - XTCAM_INLINE_PROBES, probe_rest, &pc, 0);
+rest:
+	pc.first = xtcam_inline_probes < XTCAM_INLINE_PROBES ?
+		   xtcam_inline_probes : XTCAM_INLINE_PROBES;
+	if (ntl > pc.first)
+		bpf_loop(ntl - pc.first, probe_rest, &pc, 0);
 probed:
 
 	if (pc.best_rank != XTCAM_RANK_NONE) {

@@ -194,6 +194,7 @@ int xtcam_dp_create(const struct xtcam_block_spec *spec, unsigned int flags,
 {
 	struct xtcam_dp *dp = dp_alloc(flags);
 	struct xtcam *skel = NULL;
+	bool quiet;
 	int err, i;
 
 	if (!dp)
@@ -223,6 +224,9 @@ int xtcam_dp_create(const struct xtcam_block_spec *spec, unsigned int flags,
 			goto fail;
 		}
 		dp->ncpus = n;
+		/* the inline probes first, quietly (see below) */
+		quiet = !(flags & XTCAM_DP_NOINLINE);
+again:
 		skel = xtcam__open();
 		if (!skel) {
 			err = -errno;
@@ -231,6 +235,8 @@ int xtcam_dp_create(const struct xtcam_block_spec *spec, unsigned int flags,
 		dp->skel = skel;
 		skel->rodata->xtcam_debug = !!(flags & XTCAM_DP_DEBUG);
 		skel->rodata->xtcam_count_time = !(flags & XTCAM_DP_NOTIME);
+		if (dp->flags & XTCAM_DP_NOINLINE)
+			skel->rodata->xtcam_inline_probes = 0;
 		bpf_map__set_max_entries(skel->maps.buckets, (__u32)dp->max[XTCAM_MAP_BUCKETS]);
 		bpf_map__set_max_entries(skel->maps.records, dp->geom.nslots);
 		bpf_map__set_max_entries(skel->maps.actions, dp->geom.nslots);
@@ -243,7 +249,25 @@ int xtcam_dp_create(const struct xtcam_block_spec *spec, unsigned int flags,
 		 * dispatcher needs it (see bpf/xtcam.bpf.c) */
 		bpf_program__set_autoload(skel->progs.xtcam_parse_nf, false);
 		bpf_program__set_autoload(skel->progs.xtcam_classify_nf, false);
-		err = xtcam__load(skel);
+		if (quiet) {
+			libbpf_print_fn_t old = libbpf_set_print(NULL);
+
+			err = xtcam__load(skel);
+			libbpf_set_print(old);
+		} else {
+			err = xtcam__load(skel);
+		}
+		if (err && quiet) {
+			/* E2BIG: the verifier gave up on the inline probes,
+			 * load the classifier without them; else the same
+			 * again, with libbpf's log for the caller */
+			xtcam__destroy(skel);
+			dp->skel = skel = NULL;
+			quiet = false;
+			if (err == -E2BIG)
+				dp->flags |= XTCAM_DP_NOINLINE;
+			goto again;
+		}
 		if (err)
 			goto fail;
 		dp->fd[XTCAM_MAP_CONFIG] = bpf_map__fd(skel->maps.config);

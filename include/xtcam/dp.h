@@ -68,6 +68,10 @@ enum xtcam_dp_flags {
 	XTCAM_DP_MEMORY = 1 << 0,   /* no kernel: maps in memory */
 	XTCAM_DP_DEBUG  = 1 << 1,   /* programs record the match in scratch */
 	XTCAM_DP_NOTIME = 1 << 2,   /* no last-hit timestamps */
+	XTCAM_DP_NOINLINE = 1 << 3, /* every probe through bpf_loop (what
+	                             * create falls back to when the kernel
+	                             * refuses the classifier's inline probes
+	                             * with E2BIG) */
 };
 
 int xtcam_dp_create(const struct xtcam_block_spec *spec, unsigned int flags,

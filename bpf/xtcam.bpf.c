@@ -252,9 +252,9 @@ static __always_inline int probe_tuple(__u32 i, struct probe_ctx *pc)
  * lookups, and the verifier of 6.18 does not prune the states of a
  * bounded loop around this body (it gives up at a million instructions
  * with four iterations).  Each copy costs the verifier about 60,000
- * instructions on 6.18 (eight: 479k of the 1M limit, 0.35 s more at
+ * instructions on 6.18 (eight: 454k of the 1M limit, 0.35 s more at
  * load) and 7,000 on 6.1.  The count is xtcam_inline_probes, read-only
- * data the verifier knows: with 0 it skips the copies as dead code (187k
+ * data the verifier knows: with 0 it skips the copies as dead code (84k
  * on 6.18), which the loader falls back to when a kernel refuses the
  * program with them (E2BIG).
  */
@@ -298,7 +298,7 @@ static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *
 	pc.bshift = cfg->bshift;
 	/* not clamped: probe_tuple stops at XTCAM_MAX_TUPLES, and a bounded
 	 * ntl here doubled the verifier's work on 6.18 (957k instructions
-	 * against 479k) */
+	 * against 479k, measured before xtcam_inline_probes) */
 	ntl = pc.tl->n;
 #define XTCAM_PROBE(i) do {					\
 		if ((i) >= xtcam_inline_probes)			\

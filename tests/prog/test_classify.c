@@ -325,7 +325,7 @@ Test(classify, acl_10k_v6, .timeout = 600)
 /* The classifier the loader falls back to when a kernel's verifier
  * refuses the inline probes: every probe through bpf_loop.  It is the
  * smaller program (what bpftool shows as xlated), and it classifies the
- * same (27 tuples: probes past the first eight too). */
+ * same (29 tuples: probes past the first eight too). */
 static __u32 classify_xlated_len(const struct xtcam_dp *dp)
 {
 	struct bpf_prog_info pi;

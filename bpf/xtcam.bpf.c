@@ -27,7 +27,8 @@ const volatile __u32 xtcam_debug = 0;       /* record the match in scratch */
 const volatile __u32 xtcam_count_time = 1;  /* last-hit timestamps */
 /* inline probes, XTCAM_INLINE_PROBES or 0 (the loader's fallback when a
  * kernel's verifier refuses the inline copies; see classify_stage) */
-const volatile __u32 xtcam_inline_probes = 8;
+#define XTCAM_INLINE_PROBES 8
+const volatile __u32 xtcam_inline_probes = XTCAM_INLINE_PROBES;
 
 /* the classifier, for the tail call */
 struct {
@@ -251,15 +252,13 @@ static __always_inline int probe_tuple(__u32 i, struct probe_ctx *pc)
  * clang will not unroll one whose body passes map-value addresses to
  * lookups, and the verifier of 6.18 does not prune the states of a
  * bounded loop around this body (it gives up at a million instructions
- * with four iterations).  Each copy costs the verifier about 60,000
+ * with four iterations).  Each copy costs the verifier about 46,000
  * instructions on 6.18 (eight: 454k of the 1M limit, 0.35 s more at
- * load) and 7,000 on 6.1.  The count is xtcam_inline_probes, read-only
+ * load; none: 84k) and 7,000 on 6.1.  The count is xtcam_inline_probes, read-only
  * data the verifier knows: with 0 it skips the copies as dead code (84k
  * on 6.18), which the loader falls back to when a kernel refuses the
  * program with them (E2BIG).
  */
-#define XTCAM_INLINE_PROBES 8
-
 static long probe_rest(__u32 i, void *arg)
 {
 	struct probe_ctx *pc = arg;

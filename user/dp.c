@@ -250,6 +250,10 @@ again:
 		bpf_program__set_autoload(skel->progs.xtcam_parse_nf, false);
 		bpf_program__set_autoload(skel->progs.xtcam_classify_nf, false);
 		if (quiet) {
+			/* (libbpf loads a failed program again for its log:
+			 * a verifier that gives up works twice.  A log level
+			 * of our own would stop that, but a log too small
+			 * for the failure turns E2BIG into ENOSPC.) */
 			libbpf_print_fn_t old = libbpf_set_print(NULL);
 
 			err = xtcam__load(skel);
@@ -324,6 +328,11 @@ int xtcam_dp_parse_fd(const struct xtcam_dp *dp)
 int xtcam_dp_classify_fd(const struct xtcam_dp *dp)
 {
 	return dp->prog_classify;
+}
+
+unsigned int xtcam_dp_flags(const struct xtcam_dp *dp)
+{
+	return dp->flags;
 }
 
 const struct xtcam_dp_geom *xtcam_dp_geom(const struct xtcam_dp *dp)

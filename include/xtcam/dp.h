@@ -85,6 +85,9 @@ void xtcam_dp_free(struct xtcam_dp *dp);
 int xtcam_dp_map_fd(const struct xtcam_dp *dp, enum xtcam_dp_map m);
 int xtcam_dp_parse_fd(const struct xtcam_dp *dp);     /* entry program */
 int xtcam_dp_classify_fd(const struct xtcam_dp *dp);
+/* The flags the block was created with; XTCAM_DP_NOINLINE set when the
+ * kernel refused the classifier with inline probes and create fell back. */
+unsigned int xtcam_dp_flags(const struct xtcam_dp *dp);
 const struct xtcam_dp_geom *xtcam_dp_geom(const struct xtcam_dp *dp);
 
 enum xtcam_dp_cmd {

@@ -204,9 +204,11 @@ struct xtcam_config {
 	__u32 bshift;             /* xtcam_bshift(nbuckets) */
 };
 
-/* Bumped whenever the maps' meaning changes (layout, hash, placement):
- * a block pinned by a build with another format is refused, not misread. */
-#define XTCAM_DP_FORMAT 7
+/* Bumped whenever the maps' meaning changes (layout, hash, placement,
+ * the programs' read-only data, which a block's later program loads
+ * reuse): a block pinned by a build with another format is refused, not
+ * misread.  8: xtcam_inline_probes in .rodata. */
+#define XTCAM_DP_FORMAT 8
 
 /* Index of the rule registry (hash map): (generation, handle) -> rule. */
 struct xtcam_hkey {

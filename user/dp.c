@@ -194,6 +194,7 @@ int xtcam_dp_create(const struct xtcam_block_spec *spec, unsigned int flags,
 {
 	struct xtcam_dp *dp = dp_alloc(flags);
 	struct xtcam *skel = NULL;
+	libbpf_print_fn_t old_print;
 	bool quiet;
 	int err, i;
 
@@ -249,18 +250,14 @@ again:
 		 * dispatcher needs it (see bpf/xtcam.bpf.c) */
 		bpf_program__set_autoload(skel->progs.xtcam_parse_nf, false);
 		bpf_program__set_autoload(skel->progs.xtcam_classify_nf, false);
-		if (quiet) {
-			/* (libbpf loads a failed program again for its log:
-			 * a verifier that gives up works twice.  A log level
-			 * of our own would stop that, but a log too small
-			 * for the failure turns E2BIG into ENOSPC.) */
-			libbpf_print_fn_t old = libbpf_set_print(NULL);
-
-			err = xtcam__load(skel);
-			libbpf_set_print(old);
-		} else {
-			err = xtcam__load(skel);
-		}
+		/* (libbpf loads a failed program again for its log: a
+		 * verifier that gives up works twice.  A log level of our own
+		 * would stop that, but a log too small for the failure turns
+		 * E2BIG into ENOSPC.) */
+		old_print = quiet ? libbpf_set_print(NULL) : NULL;
+		err = xtcam__load(skel);
+		if (quiet)
+			libbpf_set_print(old_print);
 		if (err && quiet) {
 			/* E2BIG: the verifier gave up on the inline probes,
 			 * load the classifier without them; else the same

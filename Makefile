@@ -40,9 +40,8 @@ XCFLAGS  := -std=gnu11 -fno-strict-aliasing -Wall -Wextra -Werror -Iinclude -I$(
 	    $(PKG_CFLAGS) -D_GNU_SOURCE
 BPF_CFLAGS := -g -O2 -target bpf -fno-strict-aliasing -Wall -Werror -Iinclude -I$(ARCH_INC)
 # The host data path is built for BPF ISA v3 (32-bit ALU and jumps, in the
-# kernel since 5.1): no zero-extension pairs after every 32-bit operation,
-# 4-5% off a lookup on the 100k-rule ClassBench-style ACLs (bench_tr A/B,
-# 2026-12-05).  The offload program keeps the default ISA: NICs' JITs
+# kernel since 5.1): no zero-extension pairs after every 32-bit operation
+# of the lookup.  The offload program keeps the default ISA: NICs' JITs
 # take less.
 BPF_CPU_xtcam := -mcpu=v3
 ASAN     := -fsanitize=address,undefined -fno-omit-frame-pointer

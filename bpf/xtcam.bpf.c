@@ -104,7 +104,7 @@ struct probe_ctx {
 	__u64 k1, k3;         /* the key's address words (1 and 3), which
 	                       * every probe hashes: read here, not through
 	                       * key, they leave a load out of each probe's
-	                       * chain (about 0.9 ns a frame, bench_tr A/B) */
+	                       * dependency chain */
 };
 
 /* The exact check of one candidate, inlined (a call per candidate cost
@@ -162,8 +162,7 @@ static __always_inline int scan_slot(struct probe_ctx *pc, const struct xtcam_bu
 	if ((pc->sig ^ b->tag[j]) & b->tmask[j])
 		return 0;
 	/* the key straight from the bucket: a copy of the slot on the stack
-	 * for the lookup to read back cost about 1 ns a frame on IPv4 and 3
-	 * on IPv6 (bench_tr A/B, 100k-rule ACLs, 2026-12-05) */
+	 * would be one more store and load on every candidate read */
 	r = bpf_map_lookup_elem(&records, &b->slot[j]);
 	if (!r)
 		return 0;
@@ -245,20 +244,16 @@ static __always_inline int probe_tuple(__u32 i, struct probe_ctx *pc)
 
 /*
  * The first XTCAM_INLINE_PROBES probes are inline copies, the rest one
- * bpf_loop callback each.  A call costs about 0.8 ns here (a loop of
- * empty probes: 0.9 ns an iteration through bpf_loop, 0.8 through a
- * global function, 0.45 inline), and a frame makes 5.8 probes on the
- * 100k-rule IPv4 ACL: eight inline copies take it from 56.5 to 47.9 ns
- * (IPv6 49.9 -> 46.2; bench_tr A/B, 2026-12-05).  Copies, not a loop:
- * clang will not unroll one whose body passes map-value addresses to
- * lookups, and the verifier of 6.18 does not prune the states of a
- * bounded loop around this body (it gives up at a million instructions
- * with four iterations).  Each copy costs the verifier about 39,000
- * instructions on 6.18 (eight: 395k of the 1M limit, about 0.3 s more
- * at load) and 7,000 on 6.1 (58k in all).  The count is xtcam_inline_probes, read-only
- * data the verifier knows: with 0 it skips the copies as dead code (84k
- * on 6.18), which the loader falls back to when a kernel refuses the
- * program with them (E2BIG).
+ * bpf_loop callback each: a callback or function call costs more than a
+ * probe that finds an empty bucket, and most frames of an ACL-shaped
+ * block make fewer than eight probes.  Copies, not a loop: clang will not
+ * unroll one whose body passes map-value addresses to lookups, and the
+ * verifier does not prune the states of a bounded loop around this body.
+ * The copies make the verifier's work several times larger (see
+ * docs/experiments.md).  The count is xtcam_inline_probes, read-only data
+ * the verifier knows: with 0 it skips the copies as dead code, which the
+ * loader falls back to when a kernel refuses the program with them
+ * (E2BIG).
  */
 static __always_inline __u32 inline_probes(void)
 {
@@ -299,9 +294,9 @@ static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *
 		return XDP_PASS;
 	pc.bbase = gen * cfg->bregion;
 	pc.bshift = cfg->bshift;
-	/* not clamped: probe_tuple stops at XTCAM_MAX_TUPLES, and a bounded
-	 * ntl here doubled the verifier's work on 6.18 (957k instructions
-	 * against 479k, measured before xtcam_inline_probes) */
+	/* not clamped: probe_tuple stops at XTCAM_MAX_TUPLES, and a bound
+	 * on ntl here makes the verifier track it through every probe,
+	 * about twice its work */
 	ntl = pc.tl->n;
 #define XTCAM_PROBE(i) do {					\
 		if ((i) >= ntl || probe_tuple((i), &pc))		\
@@ -309,8 +304,8 @@ static __always_inline int classify_stage(struct xdp_md *ctx, void *dmap, void *
 	} while (0)
 	_Static_assert(XTCAM_INLINE_PROBES == 8, "classify_stage inlines 8 probes");
 	/* one test of the read-only count a frame, not one a probe: the
-	 * verifier drops the dead side but the JIT keeps the load, and a
-	 * test in each copy cost 2.3 ns a frame (IPv6 2.8; bench_tr A/B) */
+	 * verifier drops the dead side but the JIT keeps the load, so a test
+	 * in each copy would cost a load and branch per probe */
 	if (xtcam_inline_probes) {
 		XTCAM_PROBE(0); XTCAM_PROBE(1); XTCAM_PROBE(2); XTCAM_PROBE(3);
 		XTCAM_PROBE(4); XTCAM_PROBE(5); XTCAM_PROBE(6); XTCAM_PROBE(7);

@@ -48,11 +48,9 @@ const char *const xtcam_dp_map_names[XTCAM_MAP_MAX] = {
 #define PIN_PROG_CLASSIFY "prog_classify"
 
 /* TupleMerge: how many rules a bucket may hold before a rule looks for
- * another tuple (or makes a new one).  16, not 8: with 8, 100k rules over
- * 8 masks split into 3 tuples (4 at 1M) and each frame pays a probe per
- * tuple; 16 keeps them in 1 (2 at 1M), 12.2x instead of 14.9x the floor at
- * 1M, with ClassBench-style ACLs unchanged (bench_tr, 2026-12-03).
- * XTCAM_TM_LIMIT overrides it for experiments. */
+ * another tuple (or makes a new one).  16, not 8: a lower limit splits
+ * large sets of one shape into more tuples, and each frame pays a probe
+ * per tuple.  XTCAM_TM_LIMIT overrides it for experiments. */
 static unsigned int tm_limit(void)
 {
 	static unsigned int lim;
@@ -76,8 +74,8 @@ void xtcam_dp_geom_init(struct xtcam_dp_geom *g, __u32 capacity)
 	g->nslots = 2 * capacity;
 	g->ncnt = 2 * capacity;
 	/* a main bucket for every two entries of capacity: a rule takes 2-3
-	 * entries on ACLs, so buckets stay mostly empty, and twice as many
-	 * made no lookup faster (bench_tr A/B, 2026-12-05) */
+	 * entries on ACLs, so buckets stay mostly empty, and more buckets
+	 * would only take memory */
 	while (nb < capacity / 2)
 		nb <<= 1;
 	g->nbuckets = nb;
@@ -1013,19 +1011,16 @@ static int lead_addr(const __u64 *rw, int *bytes)
 /*
  * Whether this transaction gives IPv4 addresses a /24 level below the
  * whole address, per field.  With it a /32 and a /24 rule on one network
- * share a tuple and the candidate check tells them apart: on the 10k- and
- * 100k-rule ClassBench-style ACLs one tuple fewer (6 -> 5, 13 -> 12) and
- * 8% and 5% off a lookup (bench_tr A/B, 2026-12-04).  Without /24 rules
- * it only splits dense sets of exact addresses (a /24 bucket fills at
- * tm_limit hosts and the rest spill into a /32 tuple: 100k rules over 8
- * masks went from 2 to 4 tuples, 0.92x to 1.11x xdp-filter), so it is on
- * only where at least one rule in nine of the field's /24 and /32 ones is
- * a /24, counting the rules in the block (by the tuples they sit in) and
- * those the batch adds, and where the batch's /24-and-longer rules are
- * sparse enough, on average at most half a bucket's tm_limit to a /24
- * network (1M rules over 32 masks, 30 a /24, went from 17 to 21 tuples
- * with the cut).  The decision only steers where new tuples go, never
- * what matches.
+ * share a tuple and the candidate check tells them apart, which saves a
+ * tuple (a probe a frame) on ACL-shaped sets.  Without /24 rules it only
+ * splits dense sets of exact addresses (a /24 bucket fills at tm_limit
+ * hosts and the rest spill into a /32 tuple), so it is on only where at
+ * least one rule in nine of the field's /24 and /32 ones is a /24,
+ * counting the rules in the block (by the tuples they sit in) and those
+ * the batch adds, and where the batch's /24-and-longer rules are sparse
+ * enough, on average at most half a bucket's tm_limit to a /24 network
+ * (denser networks would split the same way).  The decision only steers
+ * where new tuples go, never what matches.
  */
 static void plan_cuts(struct txn *t, const struct xtcam_dp_op *ops, size_t n)
 {
@@ -1103,9 +1098,8 @@ static int tuple_levels(const struct xtcam_key *hm, __u32 fam, const bool *cut24
 
 	/* level 0: eth_type and the most selective field.  Not the protocol:
 	 * rules that differ only there (tcp, udp, any) share the tuple and
-	 * are told apart by the candidate check, which costs a third of a
-	 * probe (measured on the 100k-rule ClassBench-style ACL: 12 probes
-	 * a packet with the protocol here, 7 without) */
+	 * are told apart by the candidate check, which costs less than the
+	 * probe a tuple per protocol would add */
 	l = (unsigned char *)lv[n];
 	memset(l, 0, sizeof(lv[0]));
 	copy_field(l, r, FIELD(eth_type));

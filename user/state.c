@@ -282,8 +282,8 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 		xtcam_set_err(err, errlen, "registry %s: %s", path, strerror(-e));
 		goto fail;
 	}
-	/* builds before 2026-12-04 kept both generations in one map, "rules":
-	 * refused whether or not their registry is complete, and untouched */
+	/* older builds kept both generations in one map, "rules": refused
+	 * whether or not their registry is complete, and untouched */
 	if ((e = pin_path(st, "rules", path, sizeof(path))))
 		goto fail;
 	if (!access(path, F_OK)) {

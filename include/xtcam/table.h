@@ -72,10 +72,10 @@ struct xtcam_rec {
 #ifndef XTCAM_MAX_TUPLES
 #define XTCAM_MAX_TUPLES    256 /* per generation */
 #endif
-/* candidates per bucket element: 8 rather than 6 takes 3% off a lookup
- * on the 100k-rule ClassBench-style IPv4 ACL (fewer chain hops; bench_tr
- * A/B, 2026-12-05), and with half as many buckets (see
- * xtcam_dp_geom_init) the array is a third smaller than before */
+/* candidates per bucket element: 8 means fewer chain hops on dense
+ * buckets than 6 would, and with half as many buckets as entries (see
+ * xtcam_dp_geom_init) the bucket array stays smaller than one element a
+ * rule */
 #define XTCAM_BUCKET_SLOTS  8
 #ifndef XTCAM_MAX_CHAIN
 #define XTCAM_MAX_CHAIN     1024 /* bucket elements per chain */
@@ -128,8 +128,7 @@ static inline __u32 xtcam_pkt_family(const void *eth_type)
  * One packet family's tuple list, as the classifier walks it: the tuples
  * of that family and of ANY, in the set's order, in one map value
  * (tlists[gen * XTCAM_NLISTS + family]).  One lookup a frame finds the
- * list; a probe then indexes it, where a lookup per tuple cost about
- * 0.8 ns a probe (bench_tr, 2026-12-05).
+ * list; a probe then indexes it instead of making a map lookup of its own.
  */
 struct xtcam_tlist {
 	__u32 n;                  /* tuples in the list */
@@ -148,9 +147,8 @@ struct xtcam_tlist {
  * classifier takes the same four bytes of the frame once and skips a
  * candidate whose tag disagrees without reading its record.  A tag holds
  * only bits of the rule's own mask (for a port range the bits every port
- * in it shares), so it never skips a rule that matches.  On the 100k-rule
- * ClassBench-style IPv4 ACL it skips 10.1 of the 13.0 candidates a frame
- * used to check, 10.1 of 11.0 that do not match.
+ * in it shares), so it never skips a rule that matches; on ACL-shaped
+ * sets it skips most candidates that do not.
  *
  * A rule of no family (no exact eth_type) sits in every family's list, so
  * its tag keeps the bytes that are at the same place in both: protocol
@@ -253,9 +251,8 @@ enum xtcam_stat {
  * the masked words, each times its own odd constant, and the bucket index
  * is the sum's top bits (every bit of a product's input reaches its top
  * bits, so no finaliser is needed).  The products are independent, so they
- * pipeline.  The fold-multiply-fold finaliser this replaced cost about
- * 1.3 ns a probe (bench_tr A/B on the 100k-rule ClassBench-style ACLs,
- * 2026-12-05). */
+ * pipeline, where a fold-multiply-fold finaliser would be a serial chain
+ * on every probe. */
 #define XTCAM_HK0 0x9e3779b97f4a7c15ULL
 #define XTCAM_HK1 0xbf58476d1ce4e5b9ULL
 #define XTCAM_HK2 0x94d049bb133111ebULL

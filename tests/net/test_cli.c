@@ -409,8 +409,8 @@ Test(cli, state_reached_from_inside_ip_netns_exec)
 
 /* A registry pinned by a build with other record layouts is named as such,
  * not read as garbage; nothing is changed in it.  Two kinds: the maps of
- * builds before 2026-12-04 (one "rules" map for both generations), and
- * today's names with other entry sizes. */
+ * older builds (one "rules" map for both generations), and today's names
+ * with other entry sizes. */
 Test(cli, registry_of_another_version_is_refused)
 {
 	static const char *const layouts[] = { "rules bindings blocks",

@@ -47,3 +47,9 @@ for f in testrun masks live load; do
 	cat "$out/$f.md"
 done
 step "done"
+# the machine and date of this run beside its results, then the page of
+# figures from them (docs/performance.md; a quick run's stays beside it)
+{ echo "date=$(date -u -d "@$start" '+%Y-%m-%d %H:%M UTC')"; echo "kernel=$(uname -r)"
+  echo "cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"; echo "cores=$(nproc)"
+  echo "os=$(. /etc/os-release && echo "$PRETTY_NAME")"; echo "duration_s=$(($(date +%s) - start))"; } >"$out/meta"
+bench/report.sh "$out" "$([ "$mode" = quick ] && echo "$out/performance.md" || echo docs/performance.md)"

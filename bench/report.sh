@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# docs/performance.md from a make bench run: the method, the machine and the
+# figures, read from the run's results (testrun.md, masks.md, live.md,
+# load.md and the meta file bench/run.sh writes).  Nothing is measured here
+# and nothing is compared with earlier runs.
+# Usage: bench/report.sh [RESULTS_DIR [OUT_FILE]]
+#        (defaults: bench/results docs/performance.md)
+set -euo pipefail
+dir=${1:-bench/results}
+outf=${2:-docs/performance.md}
+for f in testrun masks live load; do
+	[ -f "$dir/$f.md" ] || { echo "report: $dir/$f.md missing (run make bench)" >&2; exit 1; }
+done
+
+# the machine: from meta (key=value lines) when the run wrote one, else
+# from the "Machine:" lines the parts print
+declare -A M=()
+if [ -f "$dir/meta" ]; then
+	while IFS='=' read -r k v; do
+		case "$k" in ''|'#'*) ;; *) M[$k]=$v ;; esac
+	done <"$dir/meta"
+fi
+if [ -z "${M[kernel]:-}" ]; then
+	read -r M[kernel] M[cores] M[cpu] <<<"$(sed -n 's/^Machine: [^ ]* \([^,]*\), \([0-9]*\) CPUs (\([^)]*\)).*/\1 \2 \3/p' "$dir/live.md" | head -1)"
+	M[date]=$(sed -n 's/^Machine: .*; date \(.*\)\.$/\1/p' "$dir/testrun.md" | head -1)
+fi
+
+# cell FILE TABLE COND COLUMN: the COLUMN of the first row of the TABLE-th
+# Markdown table in FILE whose cells match COND ("col=value;col=value");
+# "-" when there is none.  Columns are found by their header, so a part may
+# add columns without breaking this.
+cell() {
+	awk -v want="$2" -v cond="$3" -v col="$4" '
+	function trim(s) { gsub(/^ +| +$/, "", s); return s }
+	/^\|/ { if (!intab) { intab = 1; t++; row = 0 } } !/^\|/ { intab = 0; next }
+	t != want { next }
+	{
+		n = split($0, c, "|")
+		row++
+		if (row == 1) { for (i = 2; i < n; i++) h[trim(c[i])] = i; next }
+		if (row == 2) next
+		m = split(cond, cs, ";")
+		for (j = 1; j <= m; j++) {
+			split(cs[j], kv, "=")
+			if (!(kv[1] in h) || trim(c[h[kv[1]]]) != kv[2]) next
+		}
+		if (col in h) { print trim(c[h[col]]); found = 1; exit }
+	}
+	END { if (!found) print "-" }' "$1"
+}
+# table FILE TABLE: the TABLE-th Markdown table in FILE, as it stands
+table() {
+	awk -v want="$2" '/^\|/ { if (!intab) { intab = 1; t++ } if (t == want) print; next } { intab = 0 }' "$1"
+}
+
+tr=$dir/testrun.md live=$dir/live.md load=$dir/load.md
+xt() { cell "$tr" 1 "program=xtcam;rules=$1;masks=$2" "$3"; }
+acl() { cell "$tr" 2 "family=$1;rules=$2" "$3"; }
+lv() { cell "$live" 1 "system=$1;rules=$2" Mpps; }
+# xdp-filter's CLI time for 10k rules, extrapolated by load.sh in a sentence
+xf_cli=$(sed -n 's/.*about \([0-9.]*\) s for 10,000 rules.*/about \1 (extrapolated)/p' "$load" | head -1)
+
+{
+cat <<EOF
+# Performance
+
+This page is written by \`make bench\` (\`bench/report.sh\`) from the results
+of its last run in [bench/results/](../bench/results/); do not edit it by
+hand.  The method of each part is below and in
+[bench/README.md](../bench/README.md).
+
+## The run
+
+| | |
+|---|---|
+| date | ${M[date]:-unknown} |
+| kernel (\`uname -r\`) | ${M[kernel]:-unknown} |
+| CPU model | ${M[cpu]:-unknown} |
+| cores | ${M[cores]:-unknown} |
+EOF
+[ -n "${M[os]:-}" ] && echo "| system | ${M[os]} |"
+[ -n "${M[duration_s]:-}" ] && echo "| duration | ${M[duration_s]} s |"
+cat <<EOF
+
+Everything runs on the one machine: the generator, the system under test,
+the comparison systems.  On a machine whose cores are shared with other
+work its speed drifts within a run, so every xtcam row of the per-packet
+tables is followed by the XDP_DROP floor and xdp-filter on the same frames,
+and the ratios in a row (\`x floor\`, \`x xdp-filter\`) are of one moment.
+Compare rows of one run; the absolute figures move from run to run.
+
+## Against xdp-filter and nftables
+
+xdp-filter matches exact ports and addresses only and nftables runs after
+the XDP hook, so neither does what xtcam does; the comparison is of the
+same frames through each.  In the per-packet rows xdp-filter is its
+program with 1,000 destination ports, run on the row's own frames right
+after xtcam (the ratio in brackets is xtcam's time over xdp-filter's);
+live, each system holds N rules of which only the last matches.
+
+| measure | xtcam | xdp-filter | nftables |
+|---|---:|---:|---|
+| ns a frame, 100k rules, 8 masks (BPF_PROG_TEST_RUN) | $(xt 100000 8 ns/pkt) ($(xt 100000 8 "x xdp-filter")x) | $(xt 100000 8 "xdp-filter ns") | - |
+| ns a frame, 1M rules, 8 masks | $(xt 1000000 8 ns/pkt) ($(xt 1000000 8 "x xdp-filter")x) | $(xt 1000000 8 "xdp-filter ns") | - |
+| ns a frame, 100k-rule ClassBench-style IPv4 ACL | $(acl IPv4 100000 ns/pkt) ($(acl IPv4 100000 "x xdp-filter")x) | $(acl IPv4 100000 "xdp-filter ns") | - |
+| ns a frame, 100k-rule ClassBench-style IPv6 ACL | $(acl IPv6 100000 ns/pkt) ($(acl IPv6 100000 "x xdp-filter")x) | $(acl IPv6 100000 "xdp-filter ns") | - |
+| live Mpps, 1,000 rules (veth, one core) | $(lv xtcam 1000) | $(lv xdp-filter 1000) | chain $(lv nft-linear 1000), set $(lv nft-set 1000) |
+| live Mpps, 10,000 rules | $(lv xtcam 10000) | $(lv xdp-filter 10000) | chain $(lv nft-linear 10000), set $(lv nft-set 10000) |
+| load 100k rules, s | $(cell "$load" 1 rules=100000 "load s") | - | chain $(cell "$load" 2 rules=100000 "chain load s"), set $(cell "$load" 2 rules=100000 "set load s") |
+| add one rule to 100k, ms | $(cell "$load" 1 rules=100000 "rule add ms") | - | $(cell "$load" 2 rules=100000 "rule add ms (chain of N)") |
+| load 10k rules through the CLI, s | $(cell "$load" 1 rules=10000 "load s") | ${xf_cli:--} | chain $(cell "$load" 2 rules=10000 "chain load s") |
+
+For scale: the XDP_DROP floor is $(cell "$tr" 1 "program=XDP_DROP (floor)" ns/pkt) ns a frame in BPF_PROG_TEST_RUN
+and $(lv floor -) Mpps live; xtcam's parser alone, which then drops, $(cell "$tr" 1 "program=parser only, drop" ns/pkt) ns and
+$(lv parse-floor -) Mpps.
+
+## Per-packet cost (BPF_PROG_TEST_RUN)
+
+What it measures: the CPU cost of the XDP program on one frame, without a
+NIC or a driver.  \`bench_tr\` builds a block's data path with libxtcam and
+runs the parser program (which tail-calls the classifier) with
+BPF_PROG_TEST_RUN on four mixes of 250 distinct UDP frames: hits on IPv4
+rules, IPv4 misses, hits on IPv6 rules, IPv6 misses.  Each frame runs with
+repeat 1,000 (the kernel gives the mean); a mix's figure is the mean over
+its frames, the median of 5 passes; a row's ns/pkt is the mean of its
+mixes.  Rule i has shape i mod M of M masks, a shape being (source prefix,
+destination prefix, destination port or not, source port or not); odd
+shapes are IPv6.  The comparison programs, measured the same way on the
+same frames: an XDP program that returns XDP_DROP (the floor), xtcam's
+parser alone, and xdp-filter's program (Debian xdp-tools, \`-f
+udp,ipv4,ipv6\`) with 1, 1k and 10k destination ports.
+
+![ns per packet against rules](../bench/results/testrun.png)
+
+$(table "$tr" 1)
+
+ClassBench-style ACLs (\`tests/lib/classbench.c\`, the seeds' shapes of
+prefix lengths, protocols and port ranges): half the frames are built from
+random rules, half from the same address clusters; the floor and
+xdp-filter run over the same frames right after.
+
+$(table "$tr" 2)
+
+## Cost against the number of masks
+
+What it measures: how the per-packet cost grows with distinct masks,
+which decide how many tuples a frame probes.  \`bench_tr -s\`, the same
+method, 1 to 512 masks at 10k and 100k rules.
+
+![ns per packet against distinct masks](../bench/results/masks.png)
+
+$(table "$dir/masks.md" 1)
+
+## Live traffic through veth
+
+What it measures: the drop rate and the CPU a frame costs when frames
+arrive through a driver.  \`bench/gen_live\` runs a BPF program with
+BPF_PROG_TEST_RUN and BPF_F_TEST_XDP_LIVE_FRAMES that writes 64-byte UDP
+frames (IPv4 and IPv6, 2,048 flows) and redirects them into a veth; its
+peer, in another namespace, runs the system under test on threaded NAPI.
+The generator is pinned to CPU 0, the NAPI thread to CPU 1.  Each system
+has N rules of which only the last, in priority order, matches the
+traffic.  Rate: frames the DUT consumed per second, all of them dropped
+(checked from XDP's or nftables' counters), the median of 5 intervals of
+2 s.  DUT ns/frame: the NAPI thread's CPU time per frame.  NAPI busy below
+about 90% means the DUT was not the bottleneck and the rate is a lower
+bound.  Systems: \`floor\` (XDP_DROP), \`parse-floor\` (xtcam's parser, then
+drop), \`xtcam\` (one block bound native), \`xdp-filter\` (native, N ports),
+\`nft-linear\` (a netdev ingress chain of N rules), \`nft-set\` (one rule
+over an N-element set).
+
+![live drop rate against rules](../bench/results/live.png)
+![DUT CPU time per frame against rules](../bench/results/live-cost.png)
+
+$(table "$live" 1)
+
+## Rule load time, single-rule latency, memory
+
+What it measures: wall time of whole CLI invocations (\`xtcam rule load\`
+of a file into a block bound native to a veth, its \`check\` and
+\`replace\` forms, \`rule add\` and \`rule del\` of one rule on the full
+block), and the kernel memory (bpftool's memlock) of a block's data path,
+which is allocated for its capacity.  nftables: \`nft -f\` of a chain of N
+rules and of one rule over an N-element set, \`nft add rule\` on the big
+chain.  xdp-filter: its CLI, one command per port, timed on a few hundred
+and extrapolated.
+
+xtcam:
+
+$(table "$load" 1)
+
+nftables:
+
+$(table "$load" 2)
+
+Memory of the registry shared by all blocks:
+$(sed -n 's/^of \([0-9.]* MiB\)\.$/\1/p' "$load" | head -1).
+EOF
+} >"$outf.tmp"
+mv "$outf.tmp" "$outf"
+echo "report: $outf" >&2

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
  * A ClassBench-style ACL generator (our own; parameters after ClassBench's
- * acl seed statistics, see README "ClassBench-style rule sets"), for the
+ * acl seed statistics, see docs/design.md "ClassBench-style rule sets"), for the
  * tests and the benchmark.  Deterministic for a seed.
  *
  * Rules are 5-tuple: source and destination prefixes drawn around a fixed

@@ -83,7 +83,7 @@ help:
 	@echo 'make          build BPF objects, skeletons, libxtcam.a, xtcam, tests'
 	@echo 'make test     deps + build + every test (unit under ASan, prog, net)'
 	@echo 'make demo     deps + build + the veth demo'
-	@echo 'make bench    benchmarks (QUICK=1 for a short run)'
+	@echo 'make bench    benchmarks, then docs/performance.md (QUICK=1: a short run)'
 	@echo 'make vmtest   the suite in a VM (FULL=1: all of it)'
 	@echo 'make install  install xtcam into $(PREFIX)'
 

@@ -49,6 +49,12 @@ cell() {
 	}
 	END { if (!found) print "-" }' "$1"
 }
+# notes FILE: what a part wrote about its method, between its title and its
+# first table (its Machine line and headings left out: the machine is above)
+notes() {
+	awk 'NR == 1 { next } /^\|/ { exit } /^Machine:|^## / { next }
+	     /^$/ { if (n) blank = 1; next } { if (blank) print ""; blank = 0; n++; print }' "$1"
+}
 # table FILE TABLE: the TABLE-th Markdown table in FILE, as it stands
 table() {
 	awk -v want="$2" '/^\|/ { if (!intab) { intab = 1; t++ } if (t == want) print; next } { intab = 0 }' "$1"
@@ -117,19 +123,17 @@ $(lv parse-floor -) Mpps.
 
 ## Per-packet cost (BPF_PROG_TEST_RUN)
 
-What it measures: the CPU cost of the XDP program on one frame, without a
+What it measures: the CPU cost of the XDP program on a frame, without a
 NIC or a driver.  \`bench_tr\` builds a block's data path with libxtcam and
 runs the parser program (which tail-calls the classifier) with
-BPF_PROG_TEST_RUN on four mixes of 250 distinct UDP frames: hits on IPv4
-rules, IPv4 misses, hits on IPv6 rules, IPv6 misses.  Each frame runs with
-repeat 1,000 (the kernel gives the mean); a mix's figure is the mean over
-its frames, the median of 5 passes; a row's ns/pkt is the mean of its
-mixes.  Rule i has shape i mod M of M masks, a shape being (source prefix,
-destination prefix, destination port or not, source port or not); odd
-shapes are IPv6.  The comparison programs, measured the same way on the
-same frames: an XDP program that returns XDP_DROP (the floor), xtcam's
-parser alone, and xdp-filter's program (Debian xdp-tools, \`-f
-udp,ipv4,ipv6\`) with 1, 1k and 10k destination ports.
+BPF_PROG_TEST_RUN over mixes of distinct UDP frames (hits and misses, IPv4
+and IPv6); the kernel gives the mean time of a run.  The programs compared,
+measured the same way on the same frames: one that returns XDP_DROP (the
+floor), xtcam's parser alone, and xdp-filter's program (Debian xdp-tools,
+\`-f udp,ipv4,ipv6\`) with 1, 1k and 10k destination ports.  As the run
+recorded its method:
+
+$(notes "$tr")
 
 ![ns per packet against rules](../bench/results/testrun.png)
 
@@ -145,8 +149,8 @@ $(table "$tr" 2)
 ## Cost against the number of masks
 
 What it measures: how the per-packet cost grows with distinct masks,
-which decide how many tuples a frame probes.  \`bench_tr -s\`, the same
-method, 1 to 512 masks at 10k and 100k rules.
+which decide how many tuples a frame probes: \`bench_tr -s\`, the same
+method over sets of 1 to 512 masks.
 
 ![ns per packet against distinct masks](../bench/results/masks.png)
 
@@ -156,19 +160,16 @@ $(table "$dir/masks.md" 1)
 
 What it measures: the drop rate and the CPU a frame costs when frames
 arrive through a driver.  \`bench/gen_live\` runs a BPF program with
-BPF_PROG_TEST_RUN and BPF_F_TEST_XDP_LIVE_FRAMES that writes 64-byte UDP
-frames (IPv4 and IPv6, 2,048 flows) and redirects them into a veth; its
-peer, in another namespace, runs the system under test on threaded NAPI.
-The generator is pinned to CPU 0, the NAPI thread to CPU 1.  Each system
-has N rules of which only the last, in priority order, matches the
-traffic.  Rate: frames the DUT consumed per second, all of them dropped
-(checked from XDP's or nftables' counters), the median of 5 intervals of
-2 s.  DUT ns/frame: the NAPI thread's CPU time per frame.  NAPI busy below
-about 90% means the DUT was not the bottleneck and the rate is a lower
-bound.  Systems: \`floor\` (XDP_DROP), \`parse-floor\` (xtcam's parser, then
+BPF_PROG_TEST_RUN and BPF_F_TEST_XDP_LIVE_FRAMES that writes UDP frames
+and redirects them into a veth; its peer, in another namespace, runs the
+system under test (DUT) on threaded NAPI, the generator and the NAPI thread
+each pinned to a CPU of its own.  Each system has N rules of which only
+the last, in priority order, matches the traffic.  Systems: \`floor\` (XDP_DROP), \`parse-floor\` (xtcam's parser, then
 drop), \`xtcam\` (one block bound native), \`xdp-filter\` (native, N ports),
 \`nft-linear\` (a netdev ingress chain of N rules), \`nft-set\` (one rule
-over an N-element set).
+over an N-element set).  As the run recorded its method:
+
+$(notes "$live")
 
 ![live drop rate against rules](../bench/results/live.png)
 ![DUT CPU time per frame against rules](../bench/results/live-cost.png)
@@ -184,7 +185,9 @@ block), and the kernel memory (bpftool's memlock) of a block's data path,
 which is allocated for its capacity.  nftables: \`nft -f\` of a chain of N
 rules and of one rule over an N-element set, \`nft add rule\` on the big
 chain.  xdp-filter: its CLI, one command per port, timed on a few hundred
-and extrapolated.
+and extrapolated.  As the run recorded its method:
+
+$(notes "$load")
 
 xtcam:
 

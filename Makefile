@@ -76,7 +76,8 @@ TEST_BINS := $(if $(UNIT_SRCS),$(BUILD)/tests/unit) \
 
 .PHONY: all deps vm-deps test check bench demo vmtest install uninstall clean help
 
-all: $(BPF_OBJS) $(SKELS) $(BUILD)/libxtcam.a $(if $(CLI_SRCS),$(BUILD)/xtcam) $(TEST_BINS) \
+all: $(BPF_OBJS) $(SKELS) $(BUILD)/libxtcam.a $(if $(CLI_SRCS),$(BUILD)/xtcam $(BUILD)/asan/xtcam) \
+	$(TEST_BINS) \
 	$(BENCH_BINS) $(BENCH_BPF)
 
 help:
@@ -167,6 +168,12 @@ $(BUILD)/cli/%.o: user/cli/%.c $(HDRS) $(SKELS) | $(BUILD)
 $(BUILD)/xtcam: $(CLI_OBJS) $(BUILD)/libxtcam.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lelf -lz
+
+# the same CLI with ASan+UBSan, for the net tests (tests/run.sh): a
+# use-after-free or undefined behaviour in a command fails `make test`
+$(BUILD)/asan/xtcam: $(patsubst user/cli/%.c,$(BUILD)/asan/cli/%.o,$(CLI_SRCS)) $(ASAN_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(ASAN) -o $@ $^ $(PKG_LIBS) -lelf -lz
 
 # --- tests -----------------------------------------------------------------
 $(BUILD)/tests/lib/%.o: tests/lib/%.c $(HDRS) | $(BUILD)

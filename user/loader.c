@@ -954,7 +954,8 @@ int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rul
 		free(ops);
 		return -ENOMEM;
 	}
-	memcpy(sorted, rules, n * sizeof(*sorted));
+	if (n)          /* rules is NULL for a flush */
+		memcpy(sorted, rules, n * sizeof(*sorted));
 	qsort(sorted, n, sizeof(*sorted), cmp_handle);
 	for (i = 1; i < n; i++) {
 		if (sorted[i].handle == sorted[i - 1].handle) {

@@ -1,7 +1,8 @@
 # xtcam — see README.md.  `make help` lists the targets.
 #
 # Layout: bpf/*.bpf.c -> build/*.bpf.o -> build/*.skel.h (bpftool gen
-# skeleton); user/*.c -> build/libxtcam.a; user/cli/*.c -> build/xtcam;
+# skeleton); user/*.c -> build/libxtcam.a; user/cli/*.c -> build/xtcam (and
+# build/asan/xtcam, with ASan+UBSan, for the tests);
 # tests/{unit,prog,net}/*.c -> build/tests/*.  Quiet by default, V=1 shows
 # the commands.
 
@@ -83,7 +84,7 @@ all: $(BPF_OBJS) $(SKELS) $(BUILD)/libxtcam.a $(if $(CLI_SRCS),$(BUILD)/xtcam $(
 help:
 	@echo 'make deps     install the Debian packages (idempotent, needs root)'
 	@echo 'make          build BPF objects, skeletons, libxtcam.a, xtcam, tests'
-	@echo 'make test     deps + build + every test (unit under ASan, prog, net)'
+	@echo 'make test     deps + build + every test (unit under ASan, prog, net, cli again under ASan)'
 	@echo 'make demo     deps + build + the veth demo'
 	@echo 'make bench    benchmarks (QUICK=1 for a short run)'
 	@echo 'make vmtest   the suite in a VM (FULL=1: all of it)'

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
 #include "xtcam/loader.h"
@@ -480,8 +482,15 @@ static int rules_open(const char *block, const char *file, FILE **out)
 		*out = f;
 		return 0;
 	}
-	if (!e && !(t = tmpfile()))
-		e = errno;
+	if (!e && !(t = tmpfile())) {
+		/* no writable /tmp: a file in memory then */
+		int fd = memfd_create("xtcam-rule-load", MFD_CLOEXEC);
+
+		if (fd < 0 || !(t = fdopen(fd, "w+")))
+			e = errno;
+		if (fd >= 0 && !t)
+			close(fd);
+	}
 	while (!e && (n = fread(buf, 1, sizeof(buf), f)) > 0)
 		if (fwrite(buf, 1, n, t) != n)
 			e = errno ? errno : EIO;

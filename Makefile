@@ -1,7 +1,8 @@
 # xtcam — see README.md.  `make help` lists the targets.
 #
 # Layout: bpf/*.bpf.c -> build/*.bpf.o -> build/*.skel.h (bpftool gen
-# skeleton); user/*.c -> build/libxtcam.a; user/cli/*.c -> build/xtcam;
+# skeleton); user/*.c -> build/libxtcam.a; user/cli/*.c -> build/xtcam (and
+# build/asan/xtcam, with ASan+UBSan, for the tests);
 # tests/{unit,prog,net}/*.c -> build/tests/*.  Quiet by default, V=1 shows
 # the commands.
 
@@ -75,13 +76,14 @@ TEST_BINS := $(if $(UNIT_SRCS),$(BUILD)/tests/unit) \
 
 .PHONY: all deps vm-deps test check bench demo vmtest install uninstall clean help
 
-all: $(BPF_OBJS) $(SKELS) $(BUILD)/libxtcam.a $(if $(CLI_SRCS),$(BUILD)/xtcam) $(TEST_BINS) \
+all: $(BPF_OBJS) $(SKELS) $(BUILD)/libxtcam.a $(if $(CLI_SRCS),$(BUILD)/xtcam $(BUILD)/asan/xtcam) \
+	$(TEST_BINS) \
 	$(BENCH_BINS) $(BENCH_BPF)
 
 help:
 	@echo 'make deps     install the Debian packages (idempotent, needs root)'
 	@echo 'make          build BPF objects, skeletons, libxtcam.a, xtcam, tests'
-	@echo 'make test     deps + build + every test (unit under ASan, prog, net)'
+	@echo 'make test     deps + build + every test (unit under ASan, prog, net, cli again under ASan)'
 	@echo 'make demo     deps + build + the veth demo'
 	@echo 'make bench    benchmarks, then docs/performance.md (QUICK=1: a short run)'
 	@echo 'make vmtest   the suite in a VM (FULL=1: all of it)'
@@ -166,6 +168,12 @@ $(BUILD)/cli/%.o: user/cli/%.c $(HDRS) $(SKELS) | $(BUILD)
 $(BUILD)/xtcam: $(CLI_OBJS) $(BUILD)/libxtcam.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lelf -lz
+
+# the same CLI with ASan+UBSan, for the net tests (tests/run.sh): a
+# use-after-free or undefined behaviour in a command fails `make test`
+$(BUILD)/asan/xtcam: $(patsubst user/cli/%.c,$(BUILD)/asan/cli/%.o,$(CLI_SRCS)) $(ASAN_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(ASAN) -o $@ $^ $(PKG_LIBS) -lelf -lz
 
 # --- tests -----------------------------------------------------------------
 $(BUILD)/tests/lib/%.o: tests/lib/%.c $(HDRS) | $(BUILD)

@@ -2,11 +2,14 @@
 # Runs every test binary that was built and prints one closing line:
 #   tests: N passed, N failed, N skipped
 # unit: no kernel, ASan+UBSan.  prog: BPF_PROG_TEST_RUN (root).  net: veth
-# pairs in private namespaces with real traffic (root).
+# pairs in private namespaces with real traffic (root).  cli-asan: the
+# net suite's cli tests (or XTCAM_TEST_FILTER's) again, driving the CLI
+# built with ASan+UBSan (BUILD_DIR/asan/xtcam): a sanitizer report of a
+# command fails its test and the suite.
 # Usage: tests/run.sh BUILD_DIR [suite...]   (XTCAM_TEST_FILTER=glob)
 set -u
 build=${1:-build}; shift || true
-suites=${*:-unit prog net}
+suites=${*:-unit prog net cli-asan}
 export XTCAM_BIN=${XTCAM_BIN:-$build/xtcam}
 passed=0 failed=0 skipped=0 status=0
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
@@ -19,17 +22,23 @@ root_ok() {
 
 for s in $suites; do
 	bin=$build/tests/$s
+	filter=${XTCAM_TEST_FILTER:-}
+	cli=$XTCAM_BIN
+	if [ "$s" = cli-asan ]; then
+		bin=$build/tests/net cli=$build/asan/xtcam filter=${filter:-cli/*}
+		[ -x "$cli" ] || continue
+	fi
 	[ -x "$bin" ] || continue
-	case $s in prog|net) root_ok "$s" || { skipped=$((skipped + 1)); continue; } ;; esac
+	case $s in prog|net|cli-asan) root_ok "$s" || { skipped=$((skipped + 1)); continue; } ;; esac
 	echo "  TEST     $s"
 	args=()
-	[ -n "${XTCAM_TEST_FILTER:-}" ] && args+=(--filter "$XTCAM_TEST_FILTER")
+	[ -n "$filter" ] && args+=(--filter "$filter")
 	# net tests share the machine's network stack: one at a time
-	[ "$s" = net ] && args+=(-j1)
+	case $s in net|cli-asan) args+=(-j1) ;; esac
 	# --verbose for the [SKIP] lines and their reasons (criterion counts a
 	# skipped test in neither Tested nor Passing); filtered-out tests show
 	# as "Test is disabled" and are not skips
-	raw=$("$bin" --verbose "${args[@]}" 2>&1); rc=$?
+	raw=$(XTCAM_BIN=$cli "$bin" --verbose "${args[@]}" 2>&1); rc=$?
 	out=$(printf '%s\n' "$raw" | grep -vE '^\[(RUN |PASS)\]|^\[====\] Running|Test is disabled$|^\[----\] +$|Criterion v')
 	printf '%s\n' "$out" | sed 's/^/    /'
 	line=$(printf '%s\n' "$out" | grep -E 'Synthesis: Tested: [0-9]+' | tail -1)

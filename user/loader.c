@@ -551,6 +551,27 @@ static void append(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* src into a record's text field of len bytes; a text too long for it is
+ * cut after a word and ends in "..." */
+static void copy_cut(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src), k;
+
+	if (n < len) {
+		memcpy(dst, src, n + 1);
+		return;
+	}
+	k = len - 4;                    /* room for "..." and the NUL */
+	while (k && src[k] != ' ')
+		k--;
+	while (k && (src[k - 1] == ' ' || src[k - 1] == ';' || src[k - 1] == ','))
+		k--;
+	if (!k)
+		k = len - 4;
+	memcpy(dst, src, k);
+	memcpy(dst + k, "...", 4);
+}
+
 static int attach_dev(struct xtcam_ctx *c, struct xtcam_block *b, const char *netns,
 		      __u32 ifindex, enum xtcam_mode mode, bool force,
 		      struct xtcam_attach_info *info, char *msg, size_t len)
@@ -583,6 +604,7 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 	struct xtcam_block *b;
 	struct xtcam_net id;
 	struct xtcam_dev *dev;
+	char refused[XTCAM_MSG_MAX] = "";       /* rec.refused is shorter */
 	__u32 ifindex;
 	int e, last = -EINVAL, i;
 	bool done = false;
@@ -672,7 +694,7 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 		c->req.netns = NULL;
 		if (e) {
 			last = e;
-			append(rec.refused, sizeof(rec.refused), "%s%s: %s", rec.refused[0] ? "; " : "",
+			append(refused, sizeof(refused), "%s%s: %s", refused[0] ? "; " : "",
 			       modes[i], msg[0] ? msg : strerror(-e));
 			if (e == -EOPNOTSUPP && r->egress)
 				break;          /* no mode sees egress */
@@ -680,15 +702,16 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 		}
 		snprintf(rec.mode, sizeof(rec.mode), "%s", modes[i]);
 		snprintf(rec.note, sizeof(rec.note), "%s", c->req.info.note);
+		copy_cut(rec.refused, sizeof(rec.refused), refused);
 		done = true;
 	}
 	if (!done) {
 		xtcam_state_binding_del(c->st, &key);
 		if (modes == one || r->egress)
 			xtcam_set_err(err, errlen, "bind: %s: %s", r->dev,
-				strchr(rec.refused, ':') ? strchr(rec.refused, ':') + 2 : rec.refused);
+				strchr(refused, ':') ? strchr(refused, ':') + 2 : refused);
 		else
-			xtcam_set_err(err, errlen, "bind: %s: no mode took it (%s)", r->dev, rec.refused);
+			xtcam_set_err(err, errlen, "bind: %s: no mode took it (%s)", r->dev, refused);
 		return last;
 	}
 	rec.state = XTCAM_BIND_ACTIVE;
@@ -954,11 +977,12 @@ int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rul
 		free(ops);
 		return -ENOMEM;
 	}
-	memcpy(sorted, rules, n * sizeof(*sorted));
+	if (n)          /* rules is NULL for a flush */
+		memcpy(sorted, rules, n * sizeof(*sorted));
 	qsort(sorted, n, sizeof(*sorted), cmp_handle);
 	for (i = 1; i < n; i++) {
 		if (sorted[i].handle == sorted[i - 1].handle) {
-			xtcam_set_err(err, errlen, "rule load: block %s: handle %u given twice", block,
+			xtcam_set_err(err, errlen, "block %s: handle %u given twice", block,
 				sorted[i].handle);
 			e = -EEXIST;
 			goto out;
@@ -984,7 +1008,7 @@ int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rul
 	} else {
 		for (i = 0; i < n; i++) {
 			if (xtcam_block_rule_find(b, sorted[i].handle)) {
-				xtcam_set_err(err, errlen, "rule load: block %s: handle %u is in use", block,
+				xtcam_set_err(err, errlen, "block %s: handle %u is in use", block,
 					sorted[i].handle);
 				e = -EEXIST;
 				goto out;
@@ -1221,7 +1245,7 @@ int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen)
 	e = xtcam_state_destroy(c->st);
 	if (e && !first) {
 		first = e;
-		xtcam_set_err(err, errlen, "flush: removing %s: %s", c->st->root, strerror(-e));
+		xtcam_set_err(err, errlen, "removing %s: %s", c->st->root, strerror(-e));
 	}
 	return first;
 }

@@ -504,6 +504,19 @@ static int kw_handle(struct pstate *ps, int kw, const char *name,
 	return rc;
 }
 
+int xtcam_handle_parse(const char *s, __u32 *handle, char *err, size_t errlen)
+{
+	struct ectx e;
+	uint64_t v;
+	int rc;
+
+	ectx_init(&e, err, errlen);
+	rc = get_num(&e, "handle", s, 1, UINT32_MAX, false, "a handle", &v);
+	if (!rc)
+		*handle = (__u32)v;
+	return rc;
+}
+
 static int mac_fail(struct pstate *ps, const char *name, const char *what,
 		    const char *s)
 {

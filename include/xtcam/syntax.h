@@ -65,6 +65,14 @@ int xtcam_rule_parse_line(const char *line, struct xtcam_rule *r,
 int xtcam_split_words(const char *line, int *argc, char ***argv);
 
 /*
+ * A handle as the rule language reads `handle H`: 1-4294967295, decimal
+ * without a leading zero or 0x hex; no sign (so "012" is refused, not read
+ * as octal 10 as tc does).  For the CLI's own words (`rule del NAME handle
+ * H`).  Returns 0, -EINVAL or -ERANGE; *handle is written only on success.
+ */
+int xtcam_handle_parse(const char *s, __u32 *handle, char *err, size_t errlen);
+
+/*
  * The canonical text of a rule: `prio P [handle H] MATCH... action ACTION`
  * with matches in enum xtcam_kw order.  For a rule that xtcam_rule_parse()
  * produced, parsing the text back gives the identical struct.  handle is

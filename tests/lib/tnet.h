@@ -15,7 +15,10 @@
 /* names unique to this test process: "xt<pid>a" etc. */
 const char *t_name(char *buf, size_t len, const char *tag);
 
-/* run a shell command; output in *out (malloc'd, may be NULL); exit code */
+/* run a shell command; output in *out (malloc'd, may be NULL); exit code,
+ * or T_SANITIZER_RC when the output holds a sanitizer report (which is
+ * also copied to stderr) */
+#define T_SANITIZER_RC 86
 int t_sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* run the xtcam CLI (XTCAM_BIN, default build/xtcam) with these args */
 int t_xtcam(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "tnet.h"
 
@@ -467,5 +468,378 @@ Test(cli, registry_left_half_made_is_made_again)
 	cr_assert_eq(t_sh(&o, "ls /sys/fs/bpf/%s | grep -v '^edge$' | sort | tr '\\n' ' '",
 			  inst), 0);
 	cr_assert_str_eq(o, "bindings blocks rules0 rules1 ");
+	free(o);
+}
+
+/* Every failing command names its object once: no "rule load: rule load:"
+ * (the library and the CLI both adding the verb).  Checks that no
+ * ": "-separated part of the message repeats the one before it. */
+static void assert_one_prefix(const char *cmd, const char *o)
+{
+	const char *p = o, *q;
+	char prev[128] = "", cur[128];
+
+	while ((q = strstr(p, ": "))) {
+		snprintf(cur, sizeof(cur), "%.*s", (int)(q - p), p);
+		cr_assert(!*prev || strcmp(prev, cur), "xtcam %s: \"%s\" twice: %s", cmd, cur, o);
+		snprintf(prev, sizeof(prev), "%s", cur);
+		p = q + 2;
+	}
+}
+
+static void write_file(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert(f, "%s", path);
+	cr_assert_eq(fwrite(text, 1, len, f), len);
+	cr_assert_eq(fclose(f), 0);
+}
+
+/* A rule file that cannot be read, or holds a NUL byte, loads nothing and
+ * replaces nothing: a directory, a read error (EIO), a line too long for
+ * memory (ENOMEM), `prio 5 action drop\0 src_ip 10.0.0.1` (the parser
+ * would have read a drop-everything rule).  An empty file is an empty
+ * set: replace empties the block. */
+Test(cli, rule_file_read_errors_and_nul_bytes_load_nothing, .timeout = 120)
+{
+	static const char nul_line[] = "prio 1 handle 1 action pass\nprio 5 action drop\0 src_ip 10.0.0.1\n";
+	const char *bin = getenv("XTCAM_BIN");
+	char path[64], big[64], *before, *o = NULL;
+
+	XT_OK("block add b");
+	XT_OK("rule add b prio 1 handle 10 ip_proto udp action drop");
+	XT_OK("rule add b prio 2 handle 8 ip_proto tcp action pass");
+	before = snapshot();
+	snprintf(path, sizeof(path), "/tmp/xtcam-test-%d.nul", (int)getpid());
+	write_file(path, nul_line, sizeof(nul_line) - 1);
+
+	cr_assert_eq(t_xtcam(&o, "rule load b /tmp replace"), 1, "%s", o);
+	cr_assert(strstr(o, "/tmp") && strstr(o, "(EISDIR)") && strstr(o, "nothing loaded"), "%s", o);
+	assert_one_prefix("rule load b /tmp replace", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "rule load b /proc/self/mem replace"), 1, "%s", o);
+	cr_assert(strstr(o, "/proc/self/mem") && strstr(o, "(EIO)"), "%s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "rule load b %s replace", path), 1, "%s", o);
+	cr_assert(strstr(o, ":2: a NUL byte") && strstr(o, "(EINVAL)"), "names the line: %s", o);
+	free(o);
+	cr_assert_eq(t_sh(&o, "%s rule load b - replace < %s", bin, path), 1, "%s", o);
+	cr_assert(strstr(o, "stdin:2: a NUL byte"), "%s", o);
+	free(o);
+	cr_assert_eq(t_sh(&o, "cat %s | %s rule load b - replace", path, bin), 1, "%s", o);
+	cr_assert(strstr(o, "stdin:2: a NUL byte"), "%s", o);
+	free(o);
+	/* ENOMEM: a 24 MB line under a 30 MB address space (not for the ASan
+	 * build, whose shadow memory needs terabytes of address space) */
+	if (!strstr(bin, "asan")) {
+		snprintf(big, sizeof(big), "/tmp/xtcam-test-%d.big", (int)getpid());
+		cr_assert_eq(t_sh(NULL, "head -c 24000000 /dev/zero | tr '\\0' a > %s", big), 0);
+		cr_assert_eq(t_sh(&o, "ulimit -v 30000 && %s rule load b %s replace", bin, big), 1,
+			     "%s", o);
+		cr_assert(strstr(o, "(ENOMEM)") && strstr(o, "nothing loaded"), "%s", o);
+		free(o);
+		unlink(big);
+	}
+	o = snapshot();
+	cr_assert_str_eq(o, before, "a file that could not be read changed the rules");
+	free(o);
+	free(before);
+	/* empty: replace leaves no rule */
+	XT_OK("rule load b /dev/null replace");
+	cr_assert_eq(t_xtcam(&o, "-j block show b"), 0);
+	cr_assert_eq(t_json_ll(o, "0.rules"), 0, "%s", o);
+	free(o);
+	unlink(path);
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* `rule load B -` reads its input before it takes the lock: a writer that
+ * takes its time holds up no other command. */
+Test(cli, rule_load_from_a_slow_stdin_holds_no_lock, .timeout = 60)
+{
+	char out[64], *o = NULL;
+	double t0, t;
+	long long n = 0;
+	int i;
+
+	XT_OK("block add slow");
+	snprintf(out, sizeof(out), "/tmp/xtcam-test-%d.out", (int)getpid());
+	cr_assert_eq(t_sh(&o, "{ (sleep 8; echo 'prio 1 handle 3 action drop') | %s rule load slow -; "
+			  "} > %s 2>&1 &", getenv("XTCAM_BIN"), out), 0, "%s", o);
+	free(o);
+	/* the load is running and waits on its input */
+	usleep(1500 * 1000);
+	t0 = now_s();
+	cr_assert_eq(t_xtcam(&o, "-j block show slow"), 0, "%s", o);
+	t = now_s() - t0;
+	cr_assert_eq(t_json_ll(o, "0.rules"), 0, "%s", o);
+	free(o);
+	/* (before, it waited the 6.5 s until the input ended) */
+	cr_assert_lt(t, 4.5, "block show waited %.1f s for a rule load reading its stdin", t);
+	for (i = 0; i < 150 && n != 1; i++) {
+		usleep(100 * 1000);
+		cr_assert_eq(t_xtcam(&o, "-j block show slow"), 0, "%s", o);
+		n = t_json_ll(o, "0.rules");
+		free(o);
+	}
+	cr_assert_eq(n, 1, "the load finished with its rule");
+	cr_assert_eq(t_sh(&o, "cat %s", out), 0);
+	cr_assert_str_eq(o, "", "rule load said: %s", o);
+	free(o);
+	unlink(out);
+}
+
+/* prio and handle are read one way: decimal (or 0x hex) as in the rule
+ * language, never tc's base 0 (012 would be handle 10), no sign. */
+Test(cli, handles_are_read_as_in_rules)
+{
+	static const struct bad bad[] = {
+		{ "rule del b handle 012", "leading zero" },
+		{ "rule del b handle +8", "\"+8\"" },
+		{ "rule del b handle -8", "\"-8\"" },
+		{ "rule del b handle 8x", "\"8x\"" },
+		{ "rule del b handle 0", "\"0\"" },
+		{ "rule del b handle", "NAME handle H" },
+		{ "rule del b handle 8 10", "NAME handle H" },
+		{ "rule show b handle 010", "leading zero" },
+		{ "rule add b prio 010 action drop", "leading zero" },
+		{ "rule add b prio +3 action drop", "\"+3\"" },
+		{ "rule replace b handle 010 prio 3 action drop", "leading zero" },
+	};
+	char *before, *o;
+	size_t i;
+
+	XT_OK("block add b");
+	XT_OK("rule add b prio 1 handle 10 action drop");
+	XT_OK("rule add b prio 2 handle 8 action pass");
+	before = snapshot();
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o = NULL;
+		cr_assert_eq(t_xtcam(&o, "%s", bad[i].cmd), 1, "accepted: xtcam %s: %s", bad[i].cmd, o);
+		cr_assert(strstr(o, bad[i].want) && strstr(o, "(E"), "xtcam %s: %s", bad[i].cmd, o);
+		free(o);
+		o = snapshot();
+		cr_assert_str_eq(o, before, "xtcam %s changed the rules", bad[i].cmd);
+		free(o);
+	}
+	free(before);
+	XT_OK("rule del b handle 8");
+	cr_assert_eq(t_xtcam(&o, "-j rule show b"), 0);
+	cr_assert_eq(t_json_ll(o, "0.handle"), 10, "%s", o);
+	cr_assert_eq(t_json_ll(o, "#"), 1, "handle 8 is gone: %s", o);
+	free(o);
+}
+
+/* Words after what a command takes are errors that change nothing (not
+ * a whole-block flush); `rule show NAME handle H` shows that rule. */
+Test(cli, extra_words_are_errors_and_show_takes_a_handle)
+{
+	static const struct bad bad[] = {
+		{ "rule flush b handle 3", "rule flush" },
+		{ "rule flush b b", "rule flush" },
+		{ "rule show b anything", "rule show" },
+		{ "rule show b handle", "rule show" },
+		{ "rule show b handle 3 extra", "rule show" },
+		{ "rule show b prio 1", "rule show" },
+		{ "rule list b x", "rule show" },
+	};
+	char *before, *o;
+	size_t i;
+
+	XT_OK("block add b");
+	XT_OK("rule add b prio 1 handle 3 ip_proto udp dst_port 53 action drop");
+	XT_OK("rule add b prio 2 handle 4 ip_proto tcp action pass");
+	before = snapshot();
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o = NULL;
+		cr_assert_eq(t_xtcam(&o, "%s", bad[i].cmd), 1, "accepted: xtcam %s: %s", bad[i].cmd, o);
+		cr_assert(strstr(o, bad[i].want) && strstr(o, "(EINVAL)"), "xtcam %s: %s",
+			  bad[i].cmd, o);
+		free(o);
+		o = snapshot();
+		cr_assert_str_eq(o, before, "xtcam %s changed the rules", bad[i].cmd);
+		free(o);
+	}
+	free(before);
+	cr_assert_eq(t_xtcam(&o, "rule show b handle 4"), 0, "%s", o);
+	cr_assert(!strncmp(o, "handle 4 prio 2 ip_proto tcp action pass\n", 41) &&
+		  !strstr(o, "handle 3"), "that rule only: %s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "-j rule show b handle 3"), 0, "%s", o);
+	cr_assert_eq(t_json_ll(o, "0.handle"), 3, "%s", o);
+	cr_assert_eq(t_json_ll(o, "0.prio"), 1, "%s", o);
+	cr_assert_eq(t_json_ll(o, "#"), 1, "one rule: %s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "rule show b handle 5"), 1, "%s", o);
+	cr_assert(strstr(o, "block b: no rule with handle 5 (ENOENT)"), "%s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "-j rule show b handle 5"), 1, "%s", o);
+	cr_assert(strstr(o, "\"errno\":\"ENOENT\""), "%s", o);
+	free(o);
+	XT_OK("rule flush b");
+	cr_assert_eq(t_xtcam(&o, "-j rule show b"), 0);
+	cr_assert_str_eq(o, "[]\n");
+	free(o);
+}
+
+/* Error messages: one prefix, names from the command line with their
+ * control characters escaped. */
+Test(cli, messages_one_prefix_and_names_escaped)
+{
+	static const char *const cmds[] = {
+		"rule load b %s",               /* handle 1 given twice */
+		"rule load b %s replace",
+		"rule add b prio 1 handle 1 action drop",
+		"rule del b handle 99",
+		"rule flush nosuch",
+		"rule show nosuch",
+		"rule load b /nonexistent",
+		"block add b",
+		"block del nosuch",
+		"counters reset nosuch",
+		"unbind b dev lo",
+		"bind b dev nosuchdev0",
+	};
+	char path[64], *o = NULL;
+	size_t i;
+
+	XT_OK("block add b");
+	XT_OK("rule add b prio 1 handle 1 action drop");
+	snprintf(path, sizeof(path), "/tmp/xtcam-test-%d.twice", (int)getpid());
+	write_file(path, "prio 2 handle 2 action drop\nprio 3 handle 2 action drop\n",
+		   strlen("prio 2 handle 2 action drop\nprio 3 handle 2 action drop\n"));
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		cr_assert_eq(t_xtcam(&o, cmds[i], path), 1, "xtcam %s: %s", cmds[i], o);
+		assert_one_prefix(cmds[i], o);
+		free(o);
+	}
+	cr_assert_eq(t_xtcam(&o, "rule load b %s", path), 1);
+	cr_assert(strstr(o, "xtcam: rule load: block b: handle 2 given twice (nothing loaded) (EEXIST)"),
+		  "%s", o);
+	free(o);
+	/* a rule with handle 1 exists: the file's is in use */
+	write_file(path, "prio 2 handle 1 action drop\n", strlen("prio 2 handle 1 action drop\n"));
+	cr_assert_eq(t_xtcam(&o, "rule load b %s", path), 1);
+	cr_assert(strstr(o, "xtcam: rule load: block b: handle 1 is in use (nothing loaded) (EEXIST)"),
+		  "%s", o);
+	free(o);
+	unlink(path);
+	/* a tab, an escape sequence */
+	cr_assert_eq(t_xtcam(&o, "bind b dev \"$(printf 'a\\tb\\033[2J')\""), 1, "%s", o);
+	cr_assert(strstr(o, "a\\x09b\\x1b[2J") && !strchr(o, '\t') && !strchr(o, '\033'),
+		  "escaped: %s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "unbind b dev \"$(printf 'a\\tb')\" netns \"$(printf 'n\\rs')\""),
+		     1, "%s", o);
+	cr_assert(strstr(o, "a\\x09b") && !strchr(o, '\t') && !strchr(o, '\r'), "escaped: %s", o);
+	free(o);
+	/* JSON keeps the name, escaped as JSON does */
+	cr_assert_eq(t_xtcam(&o, "-j bind b dev \"$(printf 'a\\tb')\""), 1, "%s", o);
+	cr_assert(strstr(o, "a\\tb") && !strchr(o, '\t'), "%s", o);
+	free(o);
+}
+
+/* -v shows warnings, not libbpf's whole log (-v -v does); `--help` after
+ * any command, and `help` after an object, print usage and change nothing. */
+Test(cli, verbose_levels_and_help_everywhere)
+{
+	static const struct bad helps[] = {
+		{ "rule add --help", "xtcam rule add NAME" },
+		{ "rule add edge prio 1 --help", "xtcam rule add NAME" },
+		{ "rule del --help", "xtcam rule del NAME" },
+		{ "rule load -h", "xtcam rule load NAME" },
+		{ "rule show --help", "xtcam rule show NAME" },
+		{ "rule flush --help", "xtcam rule flush NAME" },
+		{ "rule help", "xtcam rule add NAME" },
+		{ "block add --help", "xtcam block add NAME" },
+		{ "block del --help", "xtcam block del NAME" },
+		{ "block --help", "xtcam block add NAME" },
+		{ "block help", "xtcam block add NAME" },
+		{ "bind --help", "xtcam bind NAME" },
+		{ "bind help", "xtcam bind NAME" },
+		{ "unbind --help", "xtcam unbind NAME" },
+		{ "counters reset --help", "xtcam counters reset NAME" },
+		{ "counters help", "xtcam counters reset NAME" },
+		{ "save --help", "xtcam save" },
+		{ "save help", "xtcam save" },
+		{ "restore --help", "xtcam restore" },
+		{ "flush --help", "xtcam flush" },
+		{ "flush help", "xtcam flush" },
+		{ "help counters", "xtcam counters reset NAME" },
+		{ "help flush", "xtcam flush" },
+	};
+	char ns[32], *o = NULL, *before;
+	size_t i;
+	int lines = 0;
+
+	/* a bind loads the parser: libbpf has much to say */
+	t_name(ns, sizeof(ns), "nv");
+	cr_assert_eq(t_netns_add(ns), 0);
+	XT_OK("block add v1");
+	cr_assert_eq(t_xtcam(&o, "-v bind v1 dev lo netns %s mode generic", ns), 0, "%s", o);
+	for (char *p = o; (p = strchr(p, '\n')); p++)
+		lines++;
+	cr_assert(!strstr(o, "libbpf: elf:") && lines < 20, "-v: %d lines: %.2000s", lines, o);
+	free(o);
+	XT_OK("unbind v1 dev lo netns %s", ns);
+	/* twice, at the end this time */
+	cr_assert_eq(t_xtcam(&o, "bind v1 dev lo netns %s mode generic -v -v", ns), 0, "%s", o);
+	cr_assert(strstr(o, "libbpf: elf:"), "-v -v: libbpf's log: %.2000s", o);
+	free(o);
+	XT_OK("unbind v1 dev lo netns %s", ns);
+	before = snapshot();
+	for (i = 0; i < sizeof(helps) / sizeof(helps[0]); i++) {
+		o = NULL;
+		cr_assert_eq(t_xtcam(&o, "%s", helps[i].cmd), 0, "xtcam %s: %s", helps[i].cmd, o);
+		cr_assert(!strncmp(o, "Usage: xtcam ", 13) && strstr(o, helps[i].want),
+			  "xtcam %s: %s", helps[i].cmd, o);
+		free(o);
+	}
+	o = snapshot();
+	cr_assert_str_eq(o, before, "help changed the state");
+	free(o);
+	free(before);
+}
+
+/* mode auto tries hw, native and generic: when none takes the device,
+ * the error gives each one's reason in full, not cut off mid-word. */
+Test(cli, bind_auto_error_is_whole, .timeout = 60)
+{
+	char ns[32], dev[16], peer[16], obj[PATH_MAX], *o = NULL;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", obj, sizeof(obj) - 40);
+	cr_assert_gt(n, 0);
+	obj[n] = 0;
+	strcpy(strrchr(obj, '/'), "/progs/count_pass.bpf.o");
+	t_name(ns, sizeof(ns), "nb");
+	t_name(dev, sizeof(dev), "v");
+	t_name(peer, sizeof(peer), "p");
+	cr_assert_eq(t_netns_add(ns), 0);
+	cr_assert_eq(t_sh(&o, "ip -n %s link add %s type veth peer name %s && ip -n %s link set %s up "
+			  "&& ip -n %s link set %s up && ip -n %s link set dev %s xdpdrv obj %s sec xdp",
+			  ns, dev, peer, ns, dev, ns, peer, ns, dev, obj), 0, "%s", o);
+	free(o);
+	XT_OK("block add b");
+	cr_assert_eq(t_xtcam(&o, "bind b dev %s netns %s", dev, ns), 1, "%s", o);
+	{
+		const char *nat = strstr(o, "; native: "), *gen = strstr(o, "; generic: ");
+		const char *end = strstr(o, " (EBUSY)\n");
+
+		cr_assert(nat && gen && end && gen > nat, "every mode's reason: %s", o);
+		/* native and generic refuse for the same reason, in the same words */
+		cr_assert_eq(strncmp(nat + 10, gen + 11, (size_t)(gen - nat - 10)), 0,
+			     "generic's reason cut: %s", o);
+		cr_assert_eq(end[-1], ')', "%s", o);
+		cr_assert_eq((size_t)(end - 1 - (gen + 11)), (size_t)(gen - nat - 10), "%s", o);
+	}
 	free(o);
 }

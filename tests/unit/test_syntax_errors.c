@@ -70,6 +70,44 @@ Test(errors, prio_handle)
 	RUN(t);
 }
 
+/* The CLI's own handle words (`rule del NAME handle H`, `rule show NAME
+ * handle H`) are read as `handle H` in a rule: the same value or the same
+ * refusal, never tc's base 0 (012 = 10, +8 = 8). */
+Test(errors, handle_word_read_as_in_rules)
+{
+	static const char *const words[] = { "1", "10", "4294967295", "0x0a", "012", "+8",
+					     "-1", "0", "4294967296", " 7", "7 ", "0x", "8x", "" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(words); i++) {
+		char line[64], e1[XTCAM_ERR_MAX], e2[XTCAM_ERR_MAX];
+		struct xtcam_rule r;
+		__u32 h = 12345;
+		int rc1, rc2;
+
+		snprintf(line, sizeof(line), "prio 1 action drop handle %s", words[i]);
+		rc1 = xtcam_rule_parse_line(line, &r, NULL, e1, sizeof(e1));
+		rc2 = xtcam_handle_parse(words[i], &h, e2, sizeof(e2));
+		if (!*words[i] || strchr(words[i], ' ')) {
+			/* not one word: no handle at all */
+			cr_assert_neq(rc2, 0, "\"%s\" read as handle %u", words[i], h);
+			cr_assert_eq(h, 12345, "\"%s\": output written on error", words[i]);
+			continue;
+		}
+		cr_assert_eq(rc2, rc1, "\"%s\": %d, the rule language %d (%s)", words[i], rc2,
+			     rc1, e1);
+		if (rc1) {
+			cr_assert_str_eq(e2, e1, "\"%s\": the same message", words[i]);
+			cr_assert_eq(h, 12345, "\"%s\": output written on error", words[i]);
+		} else {
+			cr_assert_eq(h, r.handle, "\"%s\": %u, the rule language %u", words[i], h,
+				     r.handle);
+		}
+	}
+	cr_assert_eq(xtcam_handle_parse("012", &(__u32){ 0 }, NULL, 0), -EINVAL);
+	cr_assert_eq(xtcam_handle_parse("+8", &(__u32){ 0 }, NULL, 0), -EINVAL);
+}
+
 Test(errors, actions)
 {
 	static const struct bad t[] = {

@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
 #include "xtcam/loader.h"
@@ -17,16 +20,34 @@
 
 #define XTCAM_VERSION "0.1"
 
-static bool json_out, pretty, verbose;
+static bool json_out, pretty;
+static int verbose;             /* -v: libbpf's warnings; -v -v: its whole log */
 static const char *cmdname = "xtcam";
 
 static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
 {
-	if (!verbose && lvl != LIBBPF_WARN)
-		return 0;
-	if (!verbose)
+	if (verbose < (lvl == LIBBPF_WARN ? 1 : 2))
 		return 0;
 	return vfprintf(stderr, fmt, ap);
+}
+
+/* s with control characters and DEL as \xNN (as the rule language quotes
+ * words in its messages), for text output: a device or namespace name
+ * from the command line must not end a line or move the cursor */
+static const char *esc(char *buf, size_t len, const char *s)
+{
+	size_t o = 0;
+
+	for (; *s && o + 5 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c);
+		else
+			buf[o++] = (char)c;
+	}
+	buf[o] = '\0';
+	return buf;
 }
 
 static const char *errname(int e)
@@ -59,7 +80,9 @@ static int fail(int e, const char *fmt, ...)
 						       JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else {
-		fprintf(stderr, "%s: %s (%s)\n", cmdname, msg, errname(e));
+		char e_msg[4 * sizeof(msg)];
+
+		fprintf(stderr, "%s: %s (%s)\n", cmdname, esc(e_msg, sizeof(e_msg), msg), errname(e));
 	}
 	return 1;
 }
@@ -126,7 +149,9 @@ static const char *help_main =
 "       xtcam save > FILE ; xtcam restore FILE|-\n"
 "       xtcam flush\n"
 "where  OBJECT := { block | bind | unbind | rule | counters }\n"
-"       OPTIONS := { -j[son] | -p[retty] | -v[erbose] | -V[ersion] }\n";
+"       OPTIONS := { -j[son] | -p[retty] | -v[erbose] | -V[ersion] }\n"
+"       xtcam OBJECT help, xtcam OBJECT COMMAND --help: that object's usage\n"
+"-v shows libbpf's and libxdp's warnings, -v -v their whole log.\n";
 
 static const char *help_block =
 "Usage: xtcam block add NAME [capacity N] [default pass|drop]\n"
@@ -146,7 +171,7 @@ static const char *help_rule =
 "       xtcam rule replace NAME handle H prio P MATCH... action ACTION\n"
 "       xtcam rule del NAME handle H\n"
 "       xtcam rule load NAME FILE|- [replace|check]   (one rule a line, all or none)\n"
-"       xtcam rule show NAME\n"
+"       xtcam rule show NAME [handle H]\n"
 "       xtcam rule flush NAME\n"
 "       xtcam counters reset NAME\n"
 "where  MATCH := { src_mac MAC[/MASK] | dst_mac MAC[/MASK] | vlan tagged|untagged |\n"
@@ -157,12 +182,34 @@ static const char *help_rule =
 "                  src_port P[-P] | dst_port P[-P] | tcp_flags V/M | type T | code C |\n"
 "                  raw1 V[/M] | raw2 V[/M] }\n"
 "       ACTION := { drop | pass | tx | redirect dev IFNAME [netns NS] | cpu N }\n"
+"P and H are decimal (or 0x hex); a leading zero or a sign is refused.\n"
 "See docs/rule-syntax.md.\n";
+
+static const char *help_config =
+"Usage: xtcam save > FILE           (every block, rule and binding, as text)\n"
+"       xtcam restore FILE|-        (what save wrote, on a state without blocks)\n"
+"       xtcam flush                 (remove every block, rule and binding)\n";
 
 static int help(const char *text)
 {
 	fputs(text, stdout);
 	return 0;
+}
+
+/* the usage of an object (as match_word() returns it), main's for NULL */
+static const char *help_of(const char *obj)
+{
+	if (!obj)
+		return help_main;
+	if (!strcmp(obj, "block"))
+		return help_block;
+	if (!strcmp(obj, "bind") || !strcmp(obj, "unbind"))
+		return help_bind;
+	if (!strcmp(obj, "rule") || !strcmp(obj, "counters"))
+		return help_rule;
+	if (!strcmp(obj, "save") || !strcmp(obj, "restore") || !strcmp(obj, "flush"))
+		return help_config;
+	return help_main;
 }
 
 /* --- printing ---------------------------------------------------------------- */
@@ -185,15 +232,16 @@ static void print_binding_text(json_object *bd, const char *indent)
 {
 	const char *netns = jget_s(bd, "netns"), *refused = jget_s(bd, "refused");
 	const char *note = jget_s(bd, "note");
+	char d[256], n[1024];
 
-	printf("%sdev %s%s%s mode %s%s%s\n", indent, jget_s(bd, "dev"),
-	       *netns ? " netns " : "", netns, jget_s(bd, "mode"),
+	printf("%sdev %s%s%s mode %s%s%s\n", indent, esc(d, sizeof(d), jget_s(bd, "dev")),
+	       *netns ? " netns " : "", esc(n, sizeof(n), netns), jget_s(bd, "mode"),
 	       !strcmp(jget_s(bd, "state"), "gone") ? " GONE" : "",
 	       !strcmp(jget_s(bd, "requested"), "auto") ? " (auto)" : "");
 	if (*refused)
-		printf("%s    refused: %s\n", indent, refused);
+		printf("%s    refused: %s\n", indent, esc(n, sizeof(n), refused));
 	if (*note)
-		printf("%s    note: %s\n", indent, note);
+		printf("%s    note: %s\n", indent, esc(n, sizeof(n), note));
 }
 
 static void print_blocks_text(json_object *arr)
@@ -241,8 +289,11 @@ static void print_rules_text(json_object *arr)
 		if (json_object_object_get_ex(o, "action", &a)) {
 			printf(" action %s", jget_s(a, "type"));
 			if (!strcmp(jget_s(a, "type"), "redirect")) {
+				char d[256], n[1024];
+
 				netns = jget_s(a, "netns");
-				printf(" dev %s%s%s", jget_s(a, "dev"), *netns ? " netns " : "", netns);
+				printf(" dev %s%s%s", esc(d, sizeof(d), jget_s(a, "dev")),
+				       *netns ? " netns " : "", esc(n, sizeof(n), netns));
 			} else if (!strcmp(jget_s(a, "type"), "cpu")) {
 				printf(" %lld", (long long)jget_i(a, "cpu"));
 			}
@@ -404,32 +455,101 @@ static int do_bind(int argc, char **argv, bool unbind)
 	}
 }
 
-static int read_rules(const char *block, const char *file, const struct xtcam_block_spec *spec,
-		      struct xtcam_rule **out, size_t *nout)
+/*
+ * The input of `rule load`: a regular file is read under the lock (it is
+ * there in full); anything else (stdin, a pipe, a terminal) is first copied
+ * to a temporary file, before the lock is taken, so that a slow writer
+ * does not hold up every other command.  A read error is an error: a
+ * directory or a failed read loads nothing (and replaces nothing).
+ */
+static int rules_open(const char *block, const char *file, FILE **out)
 {
-	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+	const char *name = strcmp(file, "-") ? file : "stdin";
+	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin, *t = NULL;
+	char buf[65536];
+	struct stat st;
+	size_t n;
+	int e = 0;
+
+	if (!f)
+		return fail(errno, "rule load: block %s: %s: %s (nothing loaded)", block, name,
+			    strerror(errno));
+	if (fstat(fileno(f), &st))
+		e = errno;
+	else if (S_ISDIR(st.st_mode))
+		e = EISDIR;
+	else if (S_ISREG(st.st_mode)) {
+		*out = f;
+		return 0;
+	}
+	if (!e && !(t = tmpfile())) {
+		/* no writable /tmp: a file in memory then */
+		int fd = memfd_create("xtcam-rule-load", MFD_CLOEXEC);
+
+		if (fd < 0 || !(t = fdopen(fd, "w+")))
+			e = errno;
+		if (fd >= 0 && !t)
+			close(fd);
+	}
+	while (!e && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		if (fwrite(buf, 1, n, t) != n)
+			e = errno ? errno : EIO;
+	if (!e && ferror(f))
+		e = errno ? errno : EIO;
+	if (!e && (fflush(t) || fseek(t, 0, SEEK_SET)))
+		e = errno ? errno : EIO;
+	if (f != stdin)
+		fclose(f);
+	if (e) {
+		if (t)
+			fclose(t);
+		return fail(e, "rule load: block %s: %s: %s (nothing loaded)", block, name,
+			    strerror(e));
+	}
+	*out = t;
+	return 0;
+}
+
+/* Parse every line of f; any bad line, NUL byte or read error: nothing. */
+static int rules_read(const char *block, const char *file, FILE *f,
+		      const struct xtcam_block_spec *spec, struct xtcam_rule **out, size_t *nout)
+{
+	const char *name = strcmp(file, "-") ? file : "stdin";
 	struct xtcam_rule *rules = NULL;
 	size_t n = 0, cap = 0, len = 0;
 	char *line = NULL, err[XTCAM_MSG_MAX];
 	unsigned long lineno = 0;
-	int e;
+	ssize_t got;
+	int e, rc = 0;
 
-	if (!f)
-		return fail(errno, "rule load: %s: %s", file, strerror(errno));
-	while (getline(&line, &len, f) >= 0) {
+	for (;;) {
 		struct xtcam_rule r;
 
+		errno = 0;
+		got = getline(&line, &len, f);
+		if (got < 0) {
+			/* the end, or a read error (EISDIR, EIO, ENOMEM for a
+			 * line that does not fit in memory) */
+			if (ferror(f) || (errno && !feof(f)))
+				rc = fail(errno ? errno : EIO, "rule load: block %s: %s: reading "
+					  "line %lu: %s (nothing loaded)", block, name, lineno + 1,
+					  strerror(errno ? errno : EIO));
+			break;
+		}
 		lineno++;
+		if (strlen(line) != (size_t)got) {
+			/* the parser would see the line up to the NUL only */
+			rc = fail(EINVAL, "rule load: block %s: %s:%lu: a NUL byte in the line "
+				  "(nothing loaded)", block, name, lineno);
+			break;
+		}
 		e = xtcam_rule_parse_line(line, &r, spec, err, sizeof(err));
 		if (e == 1)
 			continue;
 		if (e) {
-			free(line);
-			free(rules);
-			if (f != stdin)
-				fclose(f);
-			return fail(e, "rule load: block %s: %s:%lu: %s (nothing loaded)", block,
-				    strcmp(file, "-") ? file : "stdin", lineno, err);
+			rc = fail(e, "rule load: block %s: %s:%lu: %s (nothing loaded)", block, name,
+				  lineno, err);
+			break;
 		}
 		if (n == cap) {
 			struct xtcam_rule *p;
@@ -437,17 +557,19 @@ static int read_rules(const char *block, const char *file, const struct xtcam_bl
 			cap = cap ? cap * 2 : 1024;
 			p = realloc(rules, cap * sizeof(*p));
 			if (!p) {
-				free(line);
-				free(rules);
-				return fail(ENOMEM, "rule load: out of memory");
+				rc = fail(ENOMEM, "rule load: block %s: out of memory (nothing loaded)",
+					  block);
+				break;
 			}
 			rules = p;
 		}
 		rules[n++] = r;
 	}
 	free(line);
-	if (f != stdin)
-		fclose(f);
+	if (rc) {
+		free(rules);
+		return rc;
+	}
 	*out = rules;
 	*nout = n;
 	return 0;
@@ -462,6 +584,9 @@ static int do_rule(int argc, char **argv)
 	struct xtcam_block_spec spec;
 	struct xtcam_ctx *c;
 	const char *block;
+	bool replace = false, check = false;
+	FILE *in = NULL;
+	__u32 handle = 0;
 	int rc = 0, e;
 
 	if (!v)
@@ -469,13 +594,48 @@ static int do_rule(int argc, char **argv)
 					  "show, flush)", argv[0]) : help(help_rule);
 	if (!strcmp(v, "help"))
 		return help(help_rule);
+	if (!strcmp(v, "delete"))
+		v = "del";
+	if (!strcmp(v, "list"))
+		v = "show";
 	if (argc < 2)
 		return usage_error("rule %s: missing block NAME", v);
 	block = argv[1];
-	if (!(c = open_ctx(block, 0, &rc)))
+	/* the words, before the lock: a usage error changes nothing */
+	if (!strcmp(v, "del") || (!strcmp(v, "show") && argc > 2)) {
+		if (argc != 4 || strcmp(argv[2], "handle"))
+			return usage_error("rule %s: NAME handle H%s", v,
+					   !strcmp(v, "show") ? ", or NAME alone" : "");
+		e = xtcam_handle_parse(argv[3], &handle, err, sizeof(err));
+		if (e)
+			return fail(-e, "rule %s: %s", v, err);
+	} else if (!strcmp(v, "flush") && argc != 2) {
+		return usage_error("rule flush: NAME, and nothing else (\"%s\")", argv[2]);
+	} else if (!strcmp(v, "load")) {
+		if (argc < 3 || argc > 4)
+			return usage_error("rule load: NAME FILE|- [replace|check]");
+		if (argc == 4) {
+			static const char *const w[] = { "replace", "check", NULL };
+			const char *m = match_word(argv[3], w);
+
+			if (!m)
+				return usage_error("rule load: \"%s\": not replace or check", argv[3]);
+			replace = !strcmp(m, "replace");
+			check = !strcmp(m, "check");
+		}
+		rc = rules_open(block, argv[2], &in);
+		if (rc)
+			return rc;
+	}
+	if (!(c = open_ctx(block, 0, &rc))) {
+		if (in && in != stdin)
+			fclose(in);
 		return rc;
+	}
 	if (xtcam_block_spec_get(c, block, &spec)) {
 		xtcam_close(c);
+		if (in && in != stdin)
+			fclose(in);
 		return fail(ENOENT, "rule %s: block %s: no such block", v, block);
 	}
 	if (!strcmp(v, "add") || !strcmp(v, "replace")) {
@@ -504,24 +664,11 @@ static int do_rule(int argc, char **argv)
 		}
 		return 0;
 	}
-	if (!strcmp(v, "del") || !strcmp(v, "delete")) {
+	if (!strcmp(v, "del")) {
 		struct xtcam_rule r;
-		char *end;
-		unsigned long h;
 
 		memset(&r, 0, sizeof(r));
-		if (argc != 4 || strcmp(argv[2], "handle")) {
-			xtcam_close(c);
-			return usage_error("rule del: NAME handle H");
-		}
-		errno = 0;
-		h = strtoul(argv[3], &end, 0);
-		if (errno || *end || !h || h > UINT32_MAX || argv[3][0] == '-') {
-			xtcam_close(c);
-			return usage_error("rule del: handle: \"%s\" is not a handle (1-4294967295)",
-					   argv[3]);
-		}
-		r.handle = (__u32)h;
+		r.handle = handle;
 		e = xtcam_cmd_rule(c, block, XTCAM_VERB_DEL, &r, err, sizeof(err));
 		xtcam_close(c);
 		if (e)
@@ -530,26 +677,12 @@ static int do_rule(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(v, "load")) {
-		bool replace = false, check = false;
 		struct xtcam_rule *rules = NULL;
 		size_t n = 0;
 
-		if (argc < 3 || argc > 4) {
-			xtcam_close(c);
-			return usage_error("rule load: NAME FILE|- [replace|check]");
-		}
-		if (argc == 4) {
-			static const char *const w[] = { "replace", "check", NULL };
-			const char *m = match_word(argv[3], w);
-
-			if (!m) {
-				xtcam_close(c);
-				return usage_error("rule load: \"%s\": not replace or check", argv[3]);
-			}
-			replace = !strcmp(m, "replace");
-			check = !strcmp(m, "check");
-		}
-		rc = read_rules(block, argv[2], &spec, &rules, &n);
+		rc = rules_read(block, argv[2], in, &spec, &rules, &n);
+		if (in != stdin)
+			fclose(in);
 		if (rc) {
 			xtcam_close(c);
 			return rc;
@@ -580,14 +713,32 @@ static int do_rule(int argc, char **argv)
 		ok();
 		return 0;
 	}
-	/* show */
+	/* show [handle H] */
 	{
-		json_object *arr;
+		json_object *arr, *one;
+		size_t i;
 
 		e = xtcam_cmd_rule_show(c, block, &arr, err, sizeof(err));
 		xtcam_close(c);
 		if (e)
 			return fail(e, "rule show: %s", err);
+		if (handle) {
+			/* an array of the one rule, as `rule show NAME` has it */
+			one = json_object_new_array();
+			for (i = 0; i < json_object_array_length(arr); i++) {
+				json_object *r = json_object_array_get_idx(arr, i);
+
+				if (jget_i(r, "handle") == handle)
+					json_object_array_add(one, json_object_get(r));
+			}
+			json_object_put(arr);
+			arr = one;
+			if (!json_object_array_length(arr)) {
+				json_object_put(arr);
+				return fail(ENOENT, "rule show: block %s: no rule with handle %u",
+					    block, handle);
+			}
+		}
 		if (json_out)
 			print_json(arr);
 		else
@@ -889,7 +1040,7 @@ int main(int argc, char **argv)
 	static const char *const objects[] = { "block", "bind", "unbind", "rule", "counters",
 					       "save", "restore", "flush", "help", NULL };
 	const char *obj;
-	int o;
+	int o, i;
 
 	/* global options also at the end: xtcam rule show edge -j */
 	while (argc > 2) {
@@ -900,7 +1051,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "-p") || !strcmp(a, "--pretty"))
 			json_out = pretty = true;
 		else if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
-			verbose = true;
+			verbose++;
 		else
 			break;
 		argc--;
@@ -909,7 +1060,7 @@ int main(int argc, char **argv)
 		switch (o) {
 		case 'j': json_out = true; break;
 		case 'p': json_out = pretty = true; break;
-		case 'v': verbose = true; break;
+		case 'v': verbose++; break;
 		case 'V': printf("xtcam %s (libbpf %s)\n", XTCAM_VERSION, libbpf_version_string());
 			  return 0;
 		case 'h': return help(help_main);
@@ -920,7 +1071,7 @@ int main(int argc, char **argv)
 	}
 	libbpf_set_print(libbpf_print);
 	if (verbose)
-		setenv("XTCAM_VERBOSE", "1", 1);
+		setenv("XTCAM_VERBOSE", verbose > 1 ? "2" : "1", 1);
 	argc -= optind;
 	argv += optind;
 	if (!argc) {
@@ -932,9 +1083,15 @@ int main(int argc, char **argv)
 		return usage_error("unknown object \"%s\" (block, bind, unbind, rule, counters, "
 				   "save, restore, flush)", argv[0]);
 	if (!strcmp(obj, "help"))
-		return help(argc > 1 && is_prefix(argv[1], "rule") ? help_rule :
-			    argc > 1 && is_prefix(argv[1], "block") ? help_block :
-			    argc > 1 && is_prefix(argv[1], "bind") ? help_bind : help_main);
+		return help(argc > 1 ? help_of(match_word(argv[1], objects)) : help_main);
+	/* `xtcam rule add --help`: the usage, not a block called --help (block
+	 * names cannot start with '-'; a file called so is ./--help) */
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return help(help_of(obj));
+	/* `xtcam save help` as `xtcam rule help` (restore's word is a file) */
+	if (argc > 1 && !strcmp(argv[1], "help") && strcmp(obj, "restore"))
+		return help(help_of(obj));
 	if (!strcmp(obj, "block"))
 		return do_block(argc - 1, argv + 1);
 	if (!strcmp(obj, "bind"))

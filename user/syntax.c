@@ -1796,12 +1796,15 @@ static void fmt_ip(struct sb *b, const struct xtcam_rule *r, const __be32 *v,
 	sbf(b, "/%s", a);
 }
 
+/* VALUE[/MASK], each in decimal or 0x hex: hex where tc-flower reads the
+ * field in hex, so the text means the same to tc, to xtcam and to an older
+ * xtcam that read every number as decimal. */
 static void fmt_masked(struct sb *b, unsigned v, unsigned m, unsigned full,
-		       bool hex)
+		       bool vhex, bool mhex)
 {
-	sbf(b, hex ? "%#x" : "%u", v);
+	sbf(b, vhex ? "%#x" : "%u", v);
 	if (m != full)
-		sbf(b, "/%#x", m);
+		sbf(b, mhex ? "/%#x" : "/%u", m);
 }
 
 static void fmt_ethtype(struct sb *b, __be16 v)
@@ -1861,10 +1864,10 @@ static void fmt_kw(struct sb *b, const struct xtcam_rule *r,
 		fmt_ip(b, r, v->dst_ip, m->dst_ip);
 		break;
 	case XTCAM_KW_IP_TOS:
-		fmt_masked(b, v->ip_tos, m->ip_tos, 0xff, true);
+		fmt_masked(b, v->ip_tos, m->ip_tos, 0xff, true, true);
 		break;
 	case XTCAM_KW_IP_TTL:
-		fmt_masked(b, v->ip_ttl, m->ip_ttl, 0xff, false);
+		fmt_masked(b, v->ip_ttl, m->ip_ttl, 0xff, false, true);
 		break;
 	case XTCAM_KW_IP_FLAGS: {
 		const char *sep = "";
@@ -1891,13 +1894,13 @@ static void fmt_kw(struct sb *b, const struct xtcam_rule *r,
 	}
 	case XTCAM_KW_TCP_FLAGS:
 		fmt_masked(b, ntohs(v->tcp_flags), ntohs(m->tcp_flags),
-			   TCP_FLAGS_MAX, true);
+			   TCP_FLAGS_MAX, true, true);
 		break;
 	case XTCAM_KW_TYPE:
-		fmt_masked(b, v->icmp_type, m->icmp_type, 0xff, false);
+		fmt_masked(b, v->icmp_type, m->icmp_type, 0xff, false, false);
 		break;
 	case XTCAM_KW_CODE:
-		fmt_masked(b, v->icmp_code, m->icmp_code, 0xff, false);
+		fmt_masked(b, v->icmp_code, m->icmp_code, 0xff, false, false);
 		break;
 	case XTCAM_KW_RAW1:
 	case XTCAM_KW_RAW2: {

@@ -223,7 +223,8 @@ Test(format, kw_format)
 		{ "ip_proto tcp dst_port 1000-2000", XTCAM_KW_DST_PORT, "1000-2000" },
 		{ "ip_proto tcp", XTCAM_KW_SRC_PORT, "0-65535" },
 		{ "ip_proto tcp tcp_flags 0x2/0x12", XTCAM_KW_TCP_FLAGS, "0x2/0x12" },
-		{ "ip_proto icmp type 3/0xf", XTCAM_KW_TYPE, "3/0xf" },
+		{ "ip_proto icmp type 3/0xf", XTCAM_KW_TYPE, "3/15" },
+		{ "ip_proto icmp code 3/12", XTCAM_KW_CODE, "0/12" },
 		{ "raw1 0x2/0x3", XTCAM_KW_RAW1, "0x2/0x3" },
 	};
 	char line[160], b[128];

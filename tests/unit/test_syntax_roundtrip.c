@@ -76,7 +76,7 @@ static const struct {
 	{ "prio 1 ip_proto ff action drop", "prio 1 ip_proto 0xff action drop", 0 },
 	{ "prio 1 ip_proto icmp type 8 action drop", NULL, 0 },
 	{ "prio 1 ip_proto 3a code 0x1/0x3 action drop",
-	  "prio 1 ip_proto icmpv6 code 1/0x3 action drop", 0 },
+	  "prio 1 ip_proto icmpv6 code 1/3 action drop", 0 },
 	{ "prio 1 eth_type ipv4 ip_proto icmp action drop", NULL, 0 },
 	{ "prio 1 src_ip 10.1.2.3/8 action drop",
 	  "prio 1 src_ip 10.0.0.0/8 action drop", 0 },

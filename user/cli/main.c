@@ -152,9 +152,9 @@ static const char *help_rule =
 "where  MATCH := { src_mac MAC[/MASK] | dst_mac MAC[/MASK] | vlan tagged|untagged |\n"
 "                  vlan_id ID | vlan_prio P | vlan_ethtype T | cvlan_id ID |\n"
 "                  cvlan_prio P | cvlan_ethtype T | eth_type|protocol T |\n"
-"                  ip_proto tcp|udp|sctp|icmp|icmpv6|N | src_ip PREFIX | dst_ip PREFIX |\n"
+"                  ip_proto tcp|udp|sctp|icmp|icmpv6|HEX | src_ip PREFIX | dst_ip PREFIX |\n"
 "                  ip_tos V[/M] | ip_ttl V[/M] | ip_flags [no]frag[/[no]firstfrag] |\n"
-"                  src_port P[-P] | dst_port P[-P] | tcp_flags V/M | type T | code C |\n"
+"                  src_port P[-P] | dst_port P[-P] | tcp_flags HEX[/HEX] | type T | code C |\n"
 "                  raw1 V[/M] | raw2 V[/M] }\n"
 "       ACTION := { drop | pass | tx | redirect dev IFNAME [netns NS] | cpu N }\n"
 "See docs/rule-syntax.md.\n";

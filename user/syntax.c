@@ -1614,6 +1614,9 @@ int xtcam_rule_parse_line_flags(const char *line, struct xtcam_rule *r,
 	ectx_init(&e, err, errlen);
 	if (!line || !r)
 		return fail(&e, EINVAL, "invalid arguments");
+	if (flags & ~XTCAM_PARSE_DECIMAL)
+		return fail(&e, EINVAL, "invalid arguments (unknown parse flags "
+			    "%#x)", flags & ~XTCAM_PARSE_DECIMAL);
 	rc = xtcam_split_words(line, &argc, &argv);
 	if (rc)
 		return fail(&e, -rc, "cannot split the line: %s", strerror(-rc));

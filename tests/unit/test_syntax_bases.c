@@ -290,6 +290,9 @@ Test(bases, unknown_flags)
 							 NULL, bad[i], err,
 							 sizeof(err)), -EINVAL);
 		cr_assert(!memcmp(&r, &keep, sizeof(r)));
+		cr_assert_eq(xtcam_rule_parse_line_flags("# blank", &r, NULL,
+							 bad[i], err,
+							 sizeof(err)), -EINVAL);
 	}
 	/* blank lines stay blank under any valid flags */
 	cr_assert_eq(xtcam_rule_parse_line_flags("  # x", &r, NULL,

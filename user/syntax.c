@@ -35,7 +35,10 @@
 #define PROTO_ICMP    1
 #define PROTO_TCP     6
 #define PROTO_UDP     17
+#define PROTO_ESP     50
+#define PROTO_AH      51
 #define PROTO_ICMPV6  58
+#define PROTO_L2TP    115
 #define PROTO_SCTP    132
 #define PROTO_UDPLITE 136
 
@@ -134,21 +137,49 @@ static int fail(struct ectx *e, int code, const char *fmt, ...)
 /* --- numbers -------------------------------------------------------------- */
 
 /*
- * Strict unsigned numbers: decimal digits without a leading zero (so "010"
- * is neither 8 nor silently 10), or, when hex_ok, 0x followed by hex digits.
- * No sign, no white space, no suffix.  Returns 0, -EINVAL (not a number),
- * -EDOM (decimal with a leading zero) or -ERANGE (above max).
+ * How a keyword reads its numbers (tc-flower's reading, see
+ * docs/rule-syntax.md):
+ *   NB_AUTO     decimal without a leading zero (so "010" is neither 8 nor
+ *               silently 10), or 0x followed by hex digits;
+ *   NB_DEC      decimal only (prefix lengths);
+ *   NB_HEX      hex digits, with or without 0x (tc's ip_proto, tcp_flags,
+ *               ip_tos/ip_ttl masks): "11" is 0x11;
+ *   NB_DEC_HEX  decimal when every character is a decimal digit (no leading
+ *               zero), else hex as NB_HEX (tc's ip_tos/ip_ttl values):
+ *               "16" is 16, "b8" and "0x10" are hex.
+ * Under XTCAM_PARSE_DECIMAL every keyword reads NB_AUTO.
  */
-static int num_parse(const char *s, uint64_t max, bool hex_ok, uint64_t *out)
+enum nbase { NB_AUTO, NB_DEC, NB_HEX, NB_DEC_HEX };
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!is_digit(*s))
+			return false;
+	return true;
+}
+
+/*
+ * Strict unsigned numbers in base nb.  No sign, no white space, no suffix.
+ * Returns 0, -EINVAL (not a number), -EDOM (decimal with a leading zero) or
+ * -ERANGE (above max).
+ */
+static int num_parse(const char *s, uint64_t max, enum nbase nb, uint64_t *out)
 {
 	const char *p = s, *q;
 	unsigned long long v;
 	int base = 10;
 	char *end;
 
-	if (hex_ok && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+	if (nb == NB_DEC_HEX)
+		nb = all_digits(s) ? NB_AUTO : NB_HEX;
+	if (nb != NB_DEC && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
 		base = 16;
 		p += 2;
+	} else if (nb == NB_HEX) {
+		base = 16;
 	}
 	if (!*p)
 		return -EINVAL;
@@ -181,9 +212,25 @@ static const char *range_txt(char *b, size_t n, uint64_t min, uint64_t max,
 	return b;
 }
 
-/* Report a bad number: `kw: "s" is not WHAT (MIN-MAX)`. */
+/* How a number of base nb is written, for messages. */
+static const char *nb_txt(enum nbase nb)
+{
+	switch (nb) {
+	case NB_HEX:
+		return "hex, ";
+	case NB_DEC_HEX:
+		return "decimal, else hex, ";
+	case NB_AUTO:
+	case NB_DEC:
+		break;
+	}
+	return "";
+}
+
+/* Report a bad number: `kw: "s" is not WHAT (BASE MIN-MAX)`. */
 static int num_fail(struct ectx *e, int rc, const char *kw, const char *s,
-		    uint64_t min, uint64_t max, bool hex, const char *what)
+		    uint64_t min, uint64_t max, enum nbase nb, bool hex,
+		    const char *what)
 {
 	char rb[48];
 
@@ -191,30 +238,32 @@ static int num_fail(struct ectx *e, int rc, const char *kw, const char *s,
 		return fail(e, EINVAL, "%s: %s has a leading zero (write decimal "
 			    "numbers without one, hex ones as 0x...)", kw,
 			    quote(e, s));
-	return fail(e, rc == -ERANGE ? ERANGE : EINVAL, "%s: %s is not %s (%s)",
-		    kw, quote(e, s), what, range_txt(rb, sizeof(rb), min, max, hex));
+	return fail(e, rc == -ERANGE ? ERANGE : EINVAL, "%s: %s is not %s (%s%s)",
+		    kw, quote(e, s), what, nb_txt(nb),
+		    range_txt(rb, sizeof(rb), min, max, hex || nb == NB_HEX));
 }
 
 static int get_num(struct ectx *e, const char *kw, const char *s,
-		   uint64_t min, uint64_t max, bool hex, const char *what,
-		   uint64_t *out)
+		   uint64_t min, uint64_t max, enum nbase nb, bool hex,
+		   const char *what, uint64_t *out)
 {
 	uint64_t v = 0;
-	int rc = num_parse(s, max, true, &v);
+	int rc = num_parse(s, max, nb, &v);
 
 	if (!rc && v < min)
 		rc = -ERANGE;
 	*out = rc ? 0 : v;
 	if (rc)
-		return num_fail(e, rc, kw, s, min, max, hex, what);
+		return num_fail(e, rc, kw, s, min, max, nb, hex, what);
 	return 0;
 }
 
-/* VALUE[/MASK] within 0..max; the value is masked (bits outside the mask
- * are cleared).  Default mask: max. */
+/* VALUE[/MASK] within 0..max, the value read in base vb, the mask in mb;
+ * the value is masked (bits outside the mask are cleared).  Default mask:
+ * max. */
 static int get_masked(struct ectx *e, const char *kw, const char *s,
-		      uint64_t max, bool hex, const char *what,
-		      uint64_t *val, uint64_t *mask)
+		      uint64_t max, enum nbase vb, enum nbase mb, bool hex,
+		      const char *what, uint64_t *val, uint64_t *mask)
 {
 	const char *sl = strchr(s, '/');
 	uint64_t v, m = max;
@@ -222,7 +271,7 @@ static int get_masked(struct ectx *e, const char *kw, const char *s,
 	int rc;
 
 	if (!sl) {
-		rc = get_num(e, kw, s, 0, max, hex, what, &v);
+		rc = get_num(e, kw, s, 0, max, vb, hex, what, &v);
 		if (rc)
 			return rc;
 		*val = v;
@@ -230,19 +279,22 @@ static int get_masked(struct ectx *e, const char *kw, const char *s,
 		return 0;
 	}
 	if ((size_t)(sl - s) >= sizeof(buf))
-		return num_fail(e, -EINVAL, kw, s, 0, max, hex, what);
+		return num_fail(e, -EINVAL, kw, s, 0, max, vb, hex, what);
 	memcpy(buf, s, (size_t)(sl - s));
 	buf[sl - s] = '\0';
-	rc = get_num(e, kw, buf, 0, max, hex, what, &v);
+	rc = get_num(e, kw, buf, 0, max, vb, hex, what, &v);
 	if (rc)
 		return rc;
-	rc = num_parse(sl + 1, max, true, &m);
+	rc = num_parse(sl + 1, max, mb, &m);
 	if (rc == -ERANGE)
 		return fail(e, ERANGE, "%s: mask %s is out of range (%s)", kw,
 			    quote(e, sl + 1), range_txt(rb, sizeof(rb), 0, max, true));
+	if (rc == -EDOM)
+		return num_fail(e, rc, kw, sl + 1, 0, max, mb, true, "");
 	if (rc)
-		return fail(e, EINVAL, "%s: mask %s is not a number (0x... or "
-			    "decimal, at most %#llx)", kw, quote(e, sl + 1),
+		return fail(e, EINVAL, "%s: mask %s is not a number (%s, at "
+			    "most %#llx)", kw, quote(e, sl + 1),
+			    mb == NB_HEX ? "hex" : "0x... or decimal",
 			    (unsigned long long)max);
 	*val = v & m;
 	*mask = m;
@@ -273,6 +325,9 @@ static const struct name16 ipprotos[] = {
 	{ "udplite", PROTO_UDPLITE },
 	{ "icmp",    PROTO_ICMP },
 	{ "icmpv6",  PROTO_ICMPV6 },
+	{ "esp",     PROTO_ESP },
+	{ "ah",      PROTO_AH },
+	{ "l2tp",    PROTO_L2TP },
 };
 
 static const char *const kw_names[XTCAM_KW_MAX] = {
@@ -356,7 +411,7 @@ static int ethtype_parse(const char *s, uint16_t *v)
 			*v = ethtypes[i].v;
 			return 0;
 		}
-	rc = num_parse(s, 0xffff, true, &n);
+	rc = num_parse(s, 0xffff, NB_AUTO, &n);
 	if (rc)
 		return rc;
 	*v = (uint16_t)n;
@@ -381,7 +436,7 @@ static const char *ipproto_str(uint8_t v, char *b, size_t n)
 	for (i = 0; i < ARRAY_SIZE(ipprotos); i++)
 		if (ipprotos[i].v == v)
 			return ipprotos[i].name;
-	snprintf(b, n, "%u", v);
+	snprintf(b, n, "0x%02x", v);   /* as tc prints it: hex, for hex input */
 	return b;
 }
 
@@ -469,6 +524,7 @@ struct pstate {
 	const char *spell[K_NUM];    /* as the user spelled it */
 	int fam[2];                  /* src_ip, dst_ip: 0, 4 or 6 */
 	bool eth_all;                /* eth_type all */
+	unsigned flags;              /* XTCAM_PARSE_* */
 };
 
 typedef int (*kw_fn)(struct pstate *ps, int kw, const char *name,
@@ -479,13 +535,21 @@ static bool has(const struct pstate *ps, int kw)
 	return ps->given & (1u << kw);
 }
 
+/* The base a keyword reads in: tc-flower's, or under XTCAM_PARSE_DECIMAL
+ * the decimal-or-0x of older xtcam for every keyword. */
+static enum nbase nbase(const struct pstate *ps, enum nbase flower)
+{
+	return ps->flags & XTCAM_PARSE_DECIMAL ? NB_AUTO : flower;
+}
+
 static int kw_prio(struct pstate *ps, int kw, const char *name, const char *s)
 {
 	uint64_t v;
 	int rc;
 
 	(void)kw;
-	rc = get_num(&ps->e, name, s, 1, 65535, false, "a priority", &v);
+	rc = get_num(&ps->e, name, s, 1, 65535, NB_AUTO, false, "a priority",
+		     &v);
 	if (!rc)
 		ps->r.prio = (__u32)v;
 	return rc;
@@ -498,7 +562,8 @@ static int kw_handle(struct pstate *ps, int kw, const char *name,
 	int rc;
 
 	(void)kw;
-	rc = get_num(&ps->e, name, s, 1, UINT32_MAX, false, "a handle", &v);
+	rc = get_num(&ps->e, name, s, 1, UINT32_MAX, NB_AUTO, false, "a handle",
+		     &v);
 	if (!rc)
 		ps->r.handle = (__u32)v;
 	return rc;
@@ -546,7 +611,7 @@ static int kw_mac(struct pstate *ps, int kw, const char *name, const char *s)
 		if (!mac_aton(sl + 1, m))
 			return mac_fail(ps, name, "mask ", sl + 1);
 	} else {
-		rc = num_parse(sl + 1, 48, false, &len);
+		rc = num_parse(sl + 1, 48, NB_DEC, &len);
 		if (rc == -ERANGE)
 			return fail(&ps->e, ERANGE, "%s: prefix length %.20s is "
 				    "out of range (0-48)", name, sl + 1);
@@ -587,7 +652,8 @@ static int kw_vid(struct pstate *ps, int kw, const char *name, const char *s)
 	uint64_t v;
 	int rc;
 
-	rc = get_num(&ps->e, name, s, 0, TCI_VID, false, "a VLAN id", &v);
+	rc = get_num(&ps->e, name, s, 0, TCI_VID, NB_AUTO, false, "a VLAN id",
+		     &v);
 	if (rc)
 		return rc;
 	tci_set(outer ? &ps->r.value.vlan_tci : &ps->r.value.cvlan_tci,
@@ -603,7 +669,8 @@ static int kw_vprio(struct pstate *ps, int kw, const char *name,
 	uint64_t v;
 	int rc;
 
-	rc = get_num(&ps->e, name, s, 0, 7, false, "a VLAN priority", &v);
+	rc = get_num(&ps->e, name, s, 0, 7, NB_AUTO, false,
+		     "a VLAN priority", &v);
 	if (rc)
 		return rc;
 	tci_set(outer ? &ps->r.value.vlan_tci : &ps->r.value.cvlan_tci,
@@ -616,7 +683,8 @@ static int ethtype_fail(struct pstate *ps, int rc, const char *name,
 			const char *s, bool all)
 {
 	if (rc == -EDOM)
-		return num_fail(&ps->e, rc, name, s, 0, 0xffff, true, "");
+		return num_fail(&ps->e, rc, name, s, 0, 0xffff, NB_AUTO, true,
+				"");
 	return fail(&ps->e, rc == -ERANGE ? ERANGE : EINVAL,
 		    "%s: %s is not an ethertype (ipv4, ipv6, arp, %s"
 		    "or a number 0-0xffff)", name, quote(&ps->e, s),
@@ -668,11 +736,16 @@ static int kw_ethtype(struct pstate *ps, int kw, const char *name,
 	return 0;
 }
 
+#define IPPROTO_NAMES "tcp, udp, sctp, udplite, icmp, icmpv6, esp, ah, l2tp"
+
+/* A name (spelled out: tc's abbreviations like "t" for tcp are refused) or
+ * a number, hex as tc reads it ("11" is 17, udp). */
 static int kw_ipproto(struct pstate *ps, int kw, const char *name,
 		      const char *s)
 {
+	enum nbase nb = nbase(ps, NB_HEX);
 	uint64_t v;
-	size_t i;
+	size_t i, n = strlen(s);
 	int rc;
 
 	(void)kw;
@@ -681,14 +754,20 @@ static int kw_ipproto(struct pstate *ps, int kw, const char *name,
 			v = ipprotos[i].v;
 			goto out;
 		}
-	rc = num_parse(s, 255, true, &v);
+	rc = num_parse(s, 255, nb, &v);
+	if (!rc)
+		goto out;
 	if (rc == -EDOM)
-		return num_fail(&ps->e, rc, name, s, 0, 255, false, "");
-	if (rc)
-		return fail(&ps->e, rc == -ERANGE ? ERANGE : EINVAL,
-			    "%s: %s is not an IP protocol (tcp, udp, sctp, "
-			    "udplite, icmp, icmpv6 or 0-255)", name,
-			    quote(&ps->e, s));
+		return num_fail(&ps->e, rc, name, s, 0, 255, nb, false, "");
+	for (i = 0; rc == -EINVAL && n && i < ARRAY_SIZE(ipprotos); i++)
+		if (!strncmp(s, ipprotos[i].name, n))
+			return fail(&ps->e, EINVAL, "%s: %s is an abbreviation "
+				    "(tc reads it as %s); write the name in full",
+				    name, quote(&ps->e, s), ipprotos[i].name);
+	return fail(&ps->e, rc == -ERANGE ? ERANGE : EINVAL,
+		    "%s: %s is not an IP protocol (" IPPROTO_NAMES " or %s)",
+		    name, quote(&ps->e, s),
+		    nb == NB_HEX ? "hex 0-ff" : "0-255");
 out:
 	ps->r.value.ip_proto = (__u8)v;
 	ps->r.mask.ip_proto = 0xff;
@@ -727,7 +806,7 @@ static int kw_ip(struct pstate *ps, int kw, const char *name, const char *s)
 			return fail(&ps->e, EINVAL, "%s: mask %s is not an %s "
 				    "mask", name, quote(&ps->e, sl + 1), fname);
 	} else {
-		rc = num_parse(sl + 1, n * 8, false, &len);
+		rc = num_parse(sl + 1, n * 8, NB_DEC, &len);
 		if (rc == -ERANGE)
 			return fail(&ps->e, ERANGE, "%s: prefix length %.20s is "
 				    "out of range for %s (0-%zu)", name, sl + 1,
@@ -772,11 +851,16 @@ static int kw_u8m(struct pstate *ps, int kw, const char *name, const char *s)
 	const char *what = kw == XTCAM_KW_IP_TOS ? "a TOS value" :
 			   kw == XTCAM_KW_IP_TTL ? "a TTL" :
 			   kw == XTCAM_KW_TYPE ? "an ICMP type" : "an ICMP code";
+	bool ip = kw == XTCAM_KW_IP_TOS || kw == XTCAM_KW_IP_TTL;
 	uint64_t v, m;
 	int rc;
 
-	rc = get_masked(&ps->e, name, s, 0xff, kw == XTCAM_KW_IP_TOS, what,
-			&v, &m);
+	/* tc: ip_tos/ip_ttl value decimal, else hex, mask hex; ICMP type and
+	 * code decimal (0x accepted) */
+	rc = get_masked(&ps->e, name, s, 0xff,
+			nbase(ps, ip ? NB_DEC_HEX : NB_AUTO),
+			nbase(ps, ip ? NB_HEX : NB_AUTO), kw == XTCAM_KW_IP_TOS,
+			what, &v, &m);
 	if (rc)
 		return rc;
 	*u8_field(&ps->r.value, kw) = (__u8)v;
@@ -858,7 +942,8 @@ static int kw_port(struct pstate *ps, int kw, const char *name,
 	int rc;
 
 	if (!dash && !sl) {
-		rc = get_num(&ps->e, name, s, 0, 65535, false, "a port", &lo);
+		rc = get_num(&ps->e, name, s, 0, 65535, NB_AUTO, false, "a port",
+			     &lo);
 		if (rc)
 			return rc;
 		hi = lo;
@@ -869,9 +954,10 @@ static int kw_port(struct pstate *ps, int kw, const char *name,
 			return port_fail(ps, name, s);
 		memcpy(buf, s, n);
 		buf[n] = '\0';
-		rc = get_num(&ps->e, name, buf, 0, 65535, false, "a port", &lo);
+		rc = get_num(&ps->e, name, buf, 0, 65535, NB_AUTO, false,
+			     "a port", &lo);
 		if (!rc)
-			rc = get_num(&ps->e, name, dash + 1, 0, 65535, false,
+			rc = get_num(&ps->e, name, dash + 1, 0, 65535, NB_AUTO, false,
 				     "a port", &hi);
 		if (rc)
 			return rc;
@@ -883,7 +969,8 @@ static int kw_port(struct pstate *ps, int kw, const char *name,
 		uint64_t v;
 		uint16_t inv;
 
-		rc = get_masked(&ps->e, name, s, 0xffff, false, "a port", &v, &m);
+		rc = get_masked(&ps->e, name, s, 0xffff, NB_AUTO, NB_AUTO, false,
+				"a port", &v, &m);
 		if (rc)
 			return rc;
 		inv = (uint16_t)~m;
@@ -913,8 +1000,9 @@ static int kw_tcpflags(struct pstate *ps, int kw, const char *name,
 	int rc;
 
 	(void)kw;
-	rc = get_masked(&ps->e, name, s, TCP_FLAGS_MAX, true,
-			"a TCP flags value", &v, &m);
+	/* hex, as tc reads it: "12" is SYN|ACK */
+	rc = get_masked(&ps->e, name, s, TCP_FLAGS_MAX, nbase(ps, NB_HEX),
+			nbase(ps, NB_HEX), true, "a TCP flags value", &v, &m);
 	if (rc)
 		return rc;
 	ps->r.value.tcp_flags = htons((uint16_t)v);
@@ -945,7 +1033,8 @@ static int kw_raw(struct pstate *ps, int kw, const char *name, const char *s)
 			    "misconfigured (layer %u, length %u)", name, name,
 			    rs->layer, rs->len);
 	snprintf(what, sizeof(what), "a %u-byte value", rs->len);
-	rc = get_masked(&ps->e, name, s, raw_full(rs->len), true, what, &v, &m);
+	rc = get_masked(&ps->e, name, s, raw_full(rs->len), NB_AUTO, NB_AUTO,
+			true, what, &v, &m);
 	if (rc)
 		return rc;
 	if (idx == 0) {
@@ -1182,7 +1271,7 @@ static int parse_action(struct pstate *ps, int argc, char **argv, int *ip)
 		if (i >= argc)
 			return fail(&ps->e, EINVAL, "%s: cpu needs a CPU number "
 				    "(0-%d)", name, XTCAM_CPU_MAX);
-		rc = get_num(&ps->e, name, argv[i++], 0, XTCAM_CPU_MAX, false,
+		rc = get_num(&ps->e, name, argv[i++], 0, XTCAM_CPU_MAX, NB_AUTO, false,
 			     "a CPU number", &v);
 		if (rc)
 			return rc;
@@ -1412,9 +1501,9 @@ static int check(struct pstate *ps)
 	return check_l3(ps);
 }
 
-int xtcam_rule_parse(int argc, char **argv, struct xtcam_rule *r,
-		     const struct xtcam_block_spec *blk, char *err,
-		     size_t errlen)
+int xtcam_rule_parse_flags(int argc, char **argv, struct xtcam_rule *r,
+			   const struct xtcam_block_spec *blk, unsigned flags,
+			   char *err, size_t errlen)
 {
 	struct pstate ps;
 	int i, rc;
@@ -1422,6 +1511,9 @@ int xtcam_rule_parse(int argc, char **argv, struct xtcam_rule *r,
 	ectx_init(&ps.e, err, errlen);
 	if (!r || argc < 0 || (argc > 0 && !argv))
 		return fail(&ps.e, EINVAL, "invalid arguments");
+	if (flags & ~XTCAM_PARSE_DECIMAL)
+		return fail(&ps.e, EINVAL, "invalid arguments (unknown parse "
+			    "flags %#x)", flags & ~XTCAM_PARSE_DECIMAL);
 	/* before any handler looks at a word, or at the one after it */
 	for (i = 0; i < argc; i++)
 		if (!argv[i])
@@ -1431,6 +1523,7 @@ int xtcam_rule_parse(int argc, char **argv, struct xtcam_rule *r,
 	ps.given = 0;
 	ps.fam[0] = ps.fam[1] = 0;
 	ps.eth_all = false;
+	ps.flags = flags;
 
 	for (i = 0; i < argc;) {
 		const char *tok = argv[i];
@@ -1478,6 +1571,13 @@ int xtcam_rule_parse(int argc, char **argv, struct xtcam_rule *r,
 	return 0;
 }
 
+int xtcam_rule_parse(int argc, char **argv, struct xtcam_rule *r,
+		     const struct xtcam_block_spec *blk, char *err,
+		     size_t errlen)
+{
+	return xtcam_rule_parse_flags(argc, argv, r, blk, 0, err, errlen);
+}
+
 int xtcam_split_words(const char *line, int *argcp, char ***argvp)
 {
 	size_t n = 0, len, k = 0;
@@ -1516,9 +1616,9 @@ int xtcam_split_words(const char *line, int *argcp, char ***argvp)
 	return 0;
 }
 
-int xtcam_rule_parse_line(const char *line, struct xtcam_rule *r,
-			  const struct xtcam_block_spec *blk, char *err,
-			  size_t errlen)
+int xtcam_rule_parse_line_flags(const char *line, struct xtcam_rule *r,
+				const struct xtcam_block_spec *blk,
+				unsigned flags, char *err, size_t errlen)
 {
 	struct ectx e;
 	char **argv;
@@ -1527,6 +1627,9 @@ int xtcam_rule_parse_line(const char *line, struct xtcam_rule *r,
 	ectx_init(&e, err, errlen);
 	if (!line || !r)
 		return fail(&e, EINVAL, "invalid arguments");
+	if (flags & ~XTCAM_PARSE_DECIMAL)
+		return fail(&e, EINVAL, "invalid arguments (unknown parse flags "
+			    "%#x)", flags & ~XTCAM_PARSE_DECIMAL);
 	rc = xtcam_split_words(line, &argc, &argv);
 	if (rc)
 		return fail(&e, -rc, "cannot split the line: %s", strerror(-rc));
@@ -1534,9 +1637,16 @@ int xtcam_rule_parse_line(const char *line, struct xtcam_rule *r,
 		free(argv);
 		return 1;
 	}
-	rc = xtcam_rule_parse(argc, argv, r, blk, err, errlen);
+	rc = xtcam_rule_parse_flags(argc, argv, r, blk, flags, err, errlen);
 	free(argv);
 	return rc;
+}
+
+int xtcam_rule_parse_line(const char *line, struct xtcam_rule *r,
+			  const struct xtcam_block_spec *blk, char *err,
+			  size_t errlen)
+{
+	return xtcam_rule_parse_line_flags(line, r, blk, 0, err, errlen);
 }
 
 /* --- rule printer --------------------------------------------------------- */
@@ -1702,12 +1812,15 @@ static void fmt_ip(struct sb *b, const struct xtcam_rule *r, const __be32 *v,
 	sbf(b, "/%s", a);
 }
 
+/* VALUE[/MASK], each in decimal or 0x hex: hex where tc-flower reads the
+ * field in hex, so the text means the same to tc, to xtcam and to an older
+ * xtcam that read every number as decimal. */
 static void fmt_masked(struct sb *b, unsigned v, unsigned m, unsigned full,
-		       bool hex)
+		       bool vhex, bool mhex)
 {
-	sbf(b, hex ? "%#x" : "%u", v);
+	sbf(b, vhex ? "%#x" : "%u", v);
 	if (m != full)
-		sbf(b, "/%#x", m);
+		sbf(b, mhex ? "/%#x" : "/%u", m);
 }
 
 static void fmt_ethtype(struct sb *b, __be16 v)
@@ -1767,10 +1880,10 @@ static void fmt_kw(struct sb *b, const struct xtcam_rule *r,
 		fmt_ip(b, r, v->dst_ip, m->dst_ip);
 		break;
 	case XTCAM_KW_IP_TOS:
-		fmt_masked(b, v->ip_tos, m->ip_tos, 0xff, true);
+		fmt_masked(b, v->ip_tos, m->ip_tos, 0xff, true, true);
 		break;
 	case XTCAM_KW_IP_TTL:
-		fmt_masked(b, v->ip_ttl, m->ip_ttl, 0xff, false);
+		fmt_masked(b, v->ip_ttl, m->ip_ttl, 0xff, false, true);
 		break;
 	case XTCAM_KW_IP_FLAGS: {
 		const char *sep = "";
@@ -1797,13 +1910,13 @@ static void fmt_kw(struct sb *b, const struct xtcam_rule *r,
 	}
 	case XTCAM_KW_TCP_FLAGS:
 		fmt_masked(b, ntohs(v->tcp_flags), ntohs(m->tcp_flags),
-			   TCP_FLAGS_MAX, true);
+			   TCP_FLAGS_MAX, true, true);
 		break;
 	case XTCAM_KW_TYPE:
-		fmt_masked(b, v->icmp_type, m->icmp_type, 0xff, false);
+		fmt_masked(b, v->icmp_type, m->icmp_type, 0xff, false, false);
 		break;
 	case XTCAM_KW_CODE:
-		fmt_masked(b, v->icmp_code, m->icmp_code, 0xff, false);
+		fmt_masked(b, v->icmp_code, m->icmp_code, 0xff, false, false);
 		break;
 	case XTCAM_KW_RAW1:
 	case XTCAM_KW_RAW2: {
@@ -2130,9 +2243,9 @@ int xtcam_block_spec_parse(int argc, char **argv,
 				return fail(&e, EINVAL, "%s: layer %s is not l2, "
 					    "l3 or l4", tok, quote(&e, l));
 			rc = get_num(&e, tok, argv[i + 2], 0, XTCAM_RAW_MAX_OFF - 1,
-				     false, "an offset", &off);
+				     NB_AUTO, false, "an offset", &off);
 			if (!rc)
-				rc = get_num(&e, tok, argv[i + 3], 1, 4, false,
+				rc = get_num(&e, tok, argv[i + 3], 1, 4, NB_AUTO, false,
 					     "a length in bytes", &len);
 			if (rc)
 				return rc;
@@ -2146,7 +2259,7 @@ int xtcam_block_spec_parse(int argc, char **argv,
 			return fail(&e, EINVAL, "%s: missing value", tok);
 		if (o == 0) {
 			rc = get_num(&e, tok, argv[i + 1], 1, XTCAM_MAX_CAPACITY,
-				     false, "a capacity", &v);
+				     NB_AUTO, false, "a capacity", &v);
 			if (rc)
 				return rc;
 			s.capacity = (__u32)v;

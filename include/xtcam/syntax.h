@@ -48,6 +48,22 @@ int xtcam_rule_parse(int argc, char **argv, struct xtcam_rule *r,
 		     size_t errlen);
 
 /*
+ * Parse flags.  XTCAM_PARSE_DECIMAL reads every number as xtcam before
+ * flower's number bases did: decimal, or hex with 0x (so `ip_proto 11` is
+ * 11, not 0x11, and `tcp_flags 12` is 0xc); for files written by such an
+ * xtcam (a `save` file without a format line).  Without it numbers are read
+ * as tc-flower reads them (docs/rule-syntax.md has the table).  The text
+ * xtcam_rule_format() writes reads the same either way.
+ */
+#define XTCAM_PARSE_DECIMAL 0x1u
+
+/* xtcam_rule_parse() with XTCAM_PARSE_* flags (0: the same as
+ * xtcam_rule_parse()); -EINVAL for an unknown flag. */
+int xtcam_rule_parse_flags(int argc, char **argv, struct xtcam_rule *r,
+			   const struct xtcam_block_spec *blk, unsigned flags,
+			   char *err, size_t errlen);
+
+/*
  * The same for one line of a `rule load` file: words are separated by
  * white space; a word that starts with '#' starts a comment that runs to
  * the end of the line.  Returns 1 (and leaves *r untouched, err "") for a
@@ -56,6 +72,9 @@ int xtcam_rule_parse(int argc, char **argv, struct xtcam_rule *r,
 int xtcam_rule_parse_line(const char *line, struct xtcam_rule *r,
 			  const struct xtcam_block_spec *blk, char *err,
 			  size_t errlen);
+int xtcam_rule_parse_line_flags(const char *line, struct xtcam_rule *r,
+				const struct xtcam_block_spec *blk,
+				unsigned flags, char *err, size_t errlen);
 
 /*
  * Split a line into words as xtcam_rule_parse_line() does.  *argv is one
@@ -75,7 +94,10 @@ int xtcam_handle_parse(const char *s, __u32 *handle, char *err, size_t errlen);
 /*
  * The canonical text of a rule: `prio P [handle H] MATCH... action ACTION`
  * with matches in enum xtcam_kw order.  For a rule that xtcam_rule_parse()
- * produced, parsing the text back gives the identical struct.  handle is
+ * produced, parsing the text back gives the identical struct, with or
+ * without XTCAM_PARSE_DECIMAL: numbers that tc-flower reads as hex are
+ * printed with 0x (`ip_proto 0x2f`, `tcp_flags 0x12`), protocols and
+ * ethertypes by name where flower has one (`ip_proto udp`).  handle is
  * printed when it is not 0.  An eth_type that only an address or ip_proto
  * icmp/icmpv6 implied is not printed.  blk is used to leave out raw masks
  * that cover the whole field; it may be NULL.

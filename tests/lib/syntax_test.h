@@ -64,8 +64,9 @@ void base_rule(struct xtcam_rule *r, unsigned prio);
 bool rule_diff(const struct xtcam_rule *a, const struct xtcam_rule *b,
 	       char *buf, size_t len);
 
-/* format -> parse -> compare -> format again; asserts all of it.  Returns
- * the canonical text in text (XTCAM_RULE_TEXT_MAX). */
+/* format -> parse (also with XTCAM_PARSE_DECIMAL) -> compare -> format
+ * again; asserts all of it.  Returns the canonical text in text
+ * (XTCAM_RULE_TEXT_MAX). */
 void roundtrip(const struct xtcam_rule *r, const struct xtcam_block_spec *blk,
 	       char *text, const char *ctx);
 

@@ -257,6 +257,14 @@ void roundtrip(const struct xtcam_rule *r, const struct xtcam_block_spec *blk,
 	cr_assert_eq(rc, 0, "%s: parse_line(\"%s\"): %s", ctx, text, err);
 	cr_assert(!rule_diff(&back, r, d, sizeof(d)),
 		  "%s: parse_line(\"%s\") different:%s", ctx, text, d);
+	/* the text cannot be misread: an older xtcam's decimal reading
+	 * (XTCAM_PARSE_DECIMAL) gives the same rule */
+	memset(&back, 0x5a, sizeof(back));
+	rc = xtcam_rule_parse_line_flags(text, &back, blk, XTCAM_PARSE_DECIMAL,
+					 err, sizeof(err));
+	cr_assert_eq(rc, 0, "%s: decimal reading of \"%s\": %s", ctx, text, err);
+	cr_assert(!rule_diff(&back, r, d, sizeof(d)),
+		  "%s: \"%s\" reads differently as decimal:%s", ctx, text, d);
 	n = xtcam_rule_format(&back, blk, again, sizeof(again));
 	cr_assert(n > 0, "%s: second format rc %d", ctx, n);
 	cr_assert_str_eq(again, text, "%s: text not canonical", ctx);

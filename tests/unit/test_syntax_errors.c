@@ -357,7 +357,7 @@ Test(errors, families)
 		  "icmp", "conflicts", "src_ip"),
 		E("prio 1 ip_proto icmpv6 dst_ip 1.2.3.4 action drop", EINVAL,
 		  "dst_ip", "conflicts", "icmpv6"),
-		E("prio 1 ip_proto 58 dst_ip 1.2.3.4 action drop", EINVAL, "dst_ip",
+		E("prio 1 ip_proto 3a dst_ip 1.2.3.4 action drop", EINVAL, "dst_ip",
 		  "conflicts", "ip_proto"),
 		E("prio 1 ip_proto 1 dst_ip ::2 action drop", EINVAL, "dst_ip",
 		  "conflicts", "ip_proto"),
@@ -458,8 +458,29 @@ Test(errors, ip_fields)
 		  "not an IP protocol"),
 		E("prio 1 ip_proto TCP action drop", EINVAL, "ip_proto", "\"TCP\""),
 		E("prio 1 ip_proto -1 action drop", EINVAL, "ip_proto"),
-		E("prio 1 ip_proto 06 action drop", EINVAL, "ip_proto",
-		  "leading zero"),
+		/* hex, as tc reads it: 100 is 0x100 */
+		E("prio 1 ip_proto 100 action drop", ERANGE, "ip_proto", "\"100\"",
+		  "hex 0-ff"),
+		E("prio 1 ip_proto 1g action drop", EINVAL, "ip_proto", "\"1g\"",
+		  "not an IP protocol", "hex 0-ff"),
+		E("prio 1 ip_proto 0x action drop", EINVAL, "ip_proto"),
+		/* tc's abbreviations are refused, naming the protocol */
+		E("prio 1 ip_proto t action drop", EINVAL, "ip_proto", "\"t\"",
+		  "abbreviation", "tcp"),
+		E("prio 1 ip_proto ud action drop", EINVAL, "ip_proto",
+		  "abbreviation", "udp"),
+		E("prio 1 ip_proto icm action drop", EINVAL, "ip_proto",
+		  "abbreviation", "icmp"),
+		E("prio 1 ip_proto icmpv action drop", EINVAL, "ip_proto",
+		  "abbreviation", "icmpv6"),
+		E("prio 1 ip_proto s action drop", EINVAL, "ip_proto",
+		  "abbreviation", "sctp"),
+		E("prio 1 ip_proto l2 action drop", EINVAL, "ip_proto",
+		  "abbreviation", "l2tp"),
+		E("prio 1 ip_proto udpl action drop", EINVAL, "ip_proto",
+		  "abbreviation", "udplite"),
+		E("prio 1 ip_proto tcpx action drop", EINVAL, "ip_proto",
+		  "not an IP protocol"),
 		E("prio 1 ip_proto tcp ip_proto udp action drop", EINVAL,
 		  "ip_proto", "given twice"),
 		E("prio 1 ip_tos 256 action drop", ERANGE, "ip_tos", "\"256\"",
@@ -559,8 +580,10 @@ Test(errors, ports)
 		  "needs ip_proto tcp, udp"),
 		E("prio 1 ip_proto icmp dst_port 80 action drop", EINVAL,
 		  "dst_port", "needs ip_proto", "ip_proto is icmp"),
-		E("prio 1 ip_proto 47 src_port 1 action drop", EINVAL, "src_port",
-		  "needs ip_proto", "ip_proto is 47"),
+		E("prio 1 ip_proto 2f src_port 1 action drop", EINVAL, "src_port",
+		  "needs ip_proto", "ip_proto is 0x2f"),
+		E("prio 1 ip_proto 17 src_port 1 action drop", EINVAL, "src_port",
+		  "needs ip_proto", "ip_proto is 0x17"),
 		E("prio 1 eth_type ipv4 dst_port 1 action drop", EINVAL,
 		  "dst_port", "needs ip_proto"),
 	};
@@ -705,7 +728,7 @@ Test(errors, fragments_and_l4)
 	parse_ok("prio 1 ip_flags nofrag ip_proto icmp type 8 action drop",
 		 NULL, &r);
 	/* raw1 of blk_raw() is at l3: there in every fragment */
-	parse_ok("prio 1 ip_flags frag/nofirstfrag raw1 1 ip_proto 17 "
+	parse_ok("prio 1 ip_flags frag/nofirstfrag raw1 1 ip_proto 11 "
 		 "action drop", blk_raw(), &r);
 }
 

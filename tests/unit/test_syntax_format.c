@@ -162,7 +162,7 @@ Test(format, worst_case_fits)
 		 "dst_mac 01:23:45:67:89:ab/f0:f0:f0:f0:f0:f1 "
 		 "vlan tagged vlan_id 4095 vlan_prio 7 vlan_ethtype 802.1ad "
 		 "cvlan_id 4095 cvlan_prio 7 cvlan_ethtype ipv6 eth_type ipv6 "
-		 "ip_proto 255 ip_tos 0xff/0xfe ip_ttl 255/0xfe "
+		 "ip_proto fe ip_tos 0xfe/0xfe ip_ttl 255/0xfe "
 		 "ip_flags nofrag/nofirstfrag "
 		 "raw1 0xfe/0xfe raw2 0xfffffffe/0xfffffffe "
 		 "action redirect dev abcdefghijklmno netns "
@@ -209,14 +209,22 @@ Test(format, kw_format)
 		{ "vlan_id 7 vlan_prio 1", XTCAM_KW_VLAN_PRIO, "1" },
 		{ "eth_type all", XTCAM_KW_ETH_TYPE, "all" },
 		{ "src_ip 10.0.0.1", XTCAM_KW_ETH_TYPE, "ipv4" },
-		{ "ip_proto 17", XTCAM_KW_IP_PROTO, "udp" },
+		{ "ip_proto 11", XTCAM_KW_IP_PROTO, "udp" },
+		{ "ip_proto 32", XTCAM_KW_IP_PROTO, "esp" },
+		{ "ip_proto 2f", XTCAM_KW_IP_PROTO, "0x2f" },
+		{ "ip_proto 0", XTCAM_KW_IP_PROTO, "0x00" },
+		{ "ip_tos b8", XTCAM_KW_IP_TOS, "0xb8" },
+		{ "ip_ttl 64/f0", XTCAM_KW_IP_TTL, "64/0xf0" },
+		{ "ip_proto tcp tcp_flags 12/12", XTCAM_KW_TCP_FLAGS, "0x12/0x12" },
+		{ "ip_proto tcp tcp_flags 12", XTCAM_KW_TCP_FLAGS, "0x12" },
 		{ "dst_ip fe80::1/10", XTCAM_KW_DST_IP, "fe80::/10" },
 		{ "ip_tos 0x10/0xf0", XTCAM_KW_IP_TOS, "0x10/0xf0" },
 		{ "ip_flags nofrag", XTCAM_KW_IP_FLAGS, "nofrag" },
 		{ "ip_proto tcp dst_port 1000-2000", XTCAM_KW_DST_PORT, "1000-2000" },
 		{ "ip_proto tcp", XTCAM_KW_SRC_PORT, "0-65535" },
 		{ "ip_proto tcp tcp_flags 0x2/0x12", XTCAM_KW_TCP_FLAGS, "0x2/0x12" },
-		{ "ip_proto icmp type 3/0xf", XTCAM_KW_TYPE, "3/0xf" },
+		{ "ip_proto icmp type 3/0xf", XTCAM_KW_TYPE, "3/15" },
+		{ "ip_proto icmp code 3/12", XTCAM_KW_CODE, "0/12" },
 		{ "raw1 0x2/0x3", XTCAM_KW_RAW1, "0x2/0x3" },
 	};
 	char line[160], b[128];

@@ -313,14 +313,19 @@ Test(parse, eth_type_with_vlan_fields)
 
 /* --- ip_proto -------------------------------------------------------------- */
 
+/* numbers are hex, as tc-flower reads them: "11" is udp */
 Test(parse, ip_proto)
 {
 	static const struct { const char *s; __u8 v; __u16 implied; } t[] = {
 		{ "tcp", 6, 0 }, { "udp", 17, 0 }, { "sctp", 132, 0 },
 		{ "udplite", 136, 0 }, { "icmp", 1, 0x0800 },
-		{ "icmpv6", 58, 0x86dd }, { "0", 0, 0 }, { "255", 255, 0 },
-		{ "47", 47, 0 }, { "0x2f", 47, 0 }, { "6", 6, 0 },
-		{ "1", 1, 0x0800 }, { "58", 58, 0x86dd }, { "0x3a", 58, 0x86dd },
+		{ "icmpv6", 58, 0x86dd }, { "esp", 50, 0 }, { "ah", 51, 0 },
+		{ "l2tp", 115, 0 }, { "0", 0, 0 }, { "ff", 255, 0 },
+		{ "FF", 255, 0 }, { "0xff", 255, 0 }, { "2f", 47, 0 },
+		{ "0x2f", 47, 0 }, { "6", 6, 0 }, { "06", 6, 0 },
+		{ "11", 17, 0 }, { "0x11", 17, 0 }, { "47", 0x47, 0 },
+		{ "84", 132, 0 }, { "a", 10, 0 }, { "e", 14, 0 },
+		{ "1", 1, 0x0800 }, { "3a", 58, 0x86dd }, { "0x3a", 58, 0x86dd },
 	};
 	struct xtcam_rule w;
 	char line[128];
@@ -494,7 +499,20 @@ Test(parse, ip_tos)
 	w.mask.ip_tos = 0xfc;
 	expect_rule("prio 1 ip_tos 0xb8/0xfc action drop", NULL, &w);
 	expect_rule("prio 1 ip_tos 0xbb/0xfc action drop", NULL, &w);
-	expect_rule("prio 1 ip_tos 187/252 action drop", NULL, &w);
+	/* tc: the value decimal, else hex; the mask hex */
+	expect_rule("prio 1 ip_tos 187/fc action drop", NULL, &w);
+	expect_rule("prio 1 ip_tos b8/fc action drop", NULL, &w);
+	expect_rule("prio 1 ip_tos B8/FC action drop", NULL, &w);
+	w.mask.ip_tos = 0xff;
+	expect_rule("prio 1 ip_tos b8 action drop", NULL, &w);
+	expect_rule("prio 1 ip_tos 184 action drop", NULL, &w);
+	expect_rule("prio 1 ip_tos 0xb8/ff action drop", NULL, &w);
+	w.value.ip_tos = 0x10;
+	w.mask.ip_tos = 0x10;
+	expect_rule("prio 1 ip_tos 16/10 action drop", NULL, &w);
+	w.value.ip_tos = 0x1e;
+	w.mask.ip_tos = 0xff;
+	expect_rule("prio 1 ip_tos 1e action drop", NULL, &w);
 	w.value.ip_tos = 0;
 	w.mask.ip_tos = 0;
 	expect_rule("prio 1 ip_tos 0xff/0 action drop", NULL, &w);
@@ -520,7 +538,11 @@ Test(parse, ip_ttl)
 	w.value.ip_ttl = 0x40;
 	w.mask.ip_ttl = 0xf0;
 	expect_rule("prio 1 ip_ttl 64/0xf0 action drop", NULL, &w);
-	expect_rule("prio 1 ip_ttl 65/240 action drop", NULL, &w);
+	expect_rule("prio 1 ip_ttl 65/f0 action drop", NULL, &w);
+	expect_rule("prio 1 ip_ttl 4f/f0 action drop", NULL, &w);
+	w.value.ip_ttl = 0x40;
+	w.mask.ip_ttl = 0x40;
+	expect_rule("prio 1 ip_ttl 64/40 action drop", NULL, &w);
 }
 
 Test(parse, ip_flags)
@@ -575,7 +597,7 @@ Test(parse, ports)
 		{ "0x8000/0x8000", 0x8000, 0xffff }, { "443/65535", 443, 443 },
 	};
 	static const char *const protos[] = { "tcp", "udp", "sctp", "udplite",
-					      "6", "17", "132" };
+					      "6", "11", "84", "88" };
 	struct xtcam_rule w;
 	char line[160];
 	size_t i, p;
@@ -586,10 +608,10 @@ Test(parse, ports)
 			w.keywords = KW(IP_PROTO) | KW(DST_PORT);
 			w.value.ip_proto = (__u8)strtoul(
 				!strcmp(protos[p], "tcp") ? "6" :
-				!strcmp(protos[p], "udp") ? "17" :
-				!strcmp(protos[p], "sctp") ? "132" :
-				!strcmp(protos[p], "udplite") ? "136" : protos[p],
-				NULL, 10);
+				!strcmp(protos[p], "udp") ? "11" :
+				!strcmp(protos[p], "sctp") ? "84" :
+				!strcmp(protos[p], "udplite") ? "88" : protos[p],
+				NULL, 16);
 			w.mask.ip_proto = 0xff;
 			w.dport_lo = t[i].lo;
 			w.dport_hi = t[i].hi;
@@ -629,12 +651,16 @@ Test(parse, tcp_flags)
 	w.value.tcp_flags = htons(0x012);
 	w.mask.tcp_flags = htons(0xfff);
 	expect_rule("prio 1 ip_proto tcp tcp_flags 0x12 action drop", NULL, &w);
-	expect_rule("prio 1 ip_proto tcp tcp_flags 18 action drop", NULL, &w);
+	/* hex without 0x too, as in tc: 12 is SYN|ACK */
+	expect_rule("prio 1 ip_proto tcp tcp_flags 12 action drop", NULL, &w);
+	expect_rule("prio 1 ip_proto tcp tcp_flags 012 action drop", NULL, &w);
+	expect_rule("prio 1 ip_proto tcp tcp_flags 12/fff action drop", NULL, &w);
 	expect_rule("prio 1 ip_proto tcp tcp_flags 0x12/0xfff action drop", NULL,
 		    &w);
 	w.value.tcp_flags = htons(0x002);
 	w.mask.tcp_flags = htons(0x012);
 	expect_rule("prio 1 ip_proto tcp tcp_flags 0x2/0x12 action drop", NULL, &w);
+	expect_rule("prio 1 ip_proto tcp tcp_flags 2/12 action drop", NULL, &w);
 	w.value.tcp_flags = htons(0x00f);
 	w.mask.tcp_flags = htons(0x00f);
 	expect_rule("prio 1 ip_proto tcp tcp_flags 0x1ff/0xf action drop", NULL,
@@ -642,6 +668,12 @@ Test(parse, tcp_flags)
 	w.value.tcp_flags = htons(0xfff);
 	w.mask.tcp_flags = htons(0xfff);
 	expect_rule("prio 1 ip_proto tcp tcp_flags 0xfff action drop", NULL, &w);
+	w.value.tcp_flags = htons(0x012);
+	w.mask.tcp_flags = htons(0x012);
+	expect_rule("prio 1 ip_proto tcp tcp_flags 12/12 action drop", NULL, &w);
+	w.value.tcp_flags = htons(0xabc);
+	w.mask.tcp_flags = htons(0xfff);
+	expect_rule("prio 1 ip_proto tcp tcp_flags AbC action drop", NULL, &w);
 	w.value.tcp_flags = htons(0x800);
 	w.mask.tcp_flags = htons(0x800);
 	expect_rule("prio 1 ip_proto tcp tcp_flags 0x800/0x800 action drop", NULL,
@@ -676,7 +708,12 @@ Test(parse, icmp_type_code)
 	w.value.icmp_code = w.mask.icmp_code = 0;
 	w.value.icmp_type = 255;
 	w.mask.icmp_type = 0xff;
-	expect_rule("prio 1 ip_proto 58 type 255 action drop", NULL, &w);
+	expect_rule("prio 1 ip_proto 3a type 255 action drop", NULL, &w);
+	/* type and code stay decimal, as in tc (0x for hex) */
+	w.value.icmp_type = 10;
+	w.mask.icmp_type = 10;
+	expect_rule("prio 1 ip_proto icmpv6 type 10/10 action drop", NULL, &w);
+	expect_rule("prio 1 ip_proto icmpv6 type 0xa/0xa action drop", NULL, &w);
 }
 
 /* --- raw fields ------------------------------------------------------------ */

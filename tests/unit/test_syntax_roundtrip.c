@@ -64,13 +64,19 @@ static const struct {
 	{ "prio 1 eth_type all action drop", NULL, 0 },
 	{ "prio 1 eth_type all ip_proto udp action drop", NULL, 0 },
 	{ "prio 1 ip_proto 6 action drop", "prio 1 ip_proto tcp action drop", 0 },
-	{ "prio 1 ip_proto 0x2f action drop", "prio 1 ip_proto 47 action drop", 0 },
-	{ "prio 1 ip_proto 136 action drop", "prio 1 ip_proto udplite action drop",
+	{ "prio 1 ip_proto 0x2f action drop", NULL, 0 },
+	{ "prio 1 ip_proto 2F action drop", "prio 1 ip_proto 0x2f action drop", 0 },
+	{ "prio 1 ip_proto 11 action drop", "prio 1 ip_proto udp action drop", 0 },
+	{ "prio 1 ip_proto 88 action drop", "prio 1 ip_proto udplite action drop",
 	  0 },
-	{ "prio 1 ip_proto 0 action drop", NULL, 0 },
+	{ "prio 1 ip_proto 73 action drop", "prio 1 ip_proto l2tp action drop", 0 },
+	{ "prio 1 ip_proto 33 action drop", "prio 1 ip_proto ah action drop", 0 },
+	{ "prio 1 ip_proto esp action drop", NULL, 0 },
+	{ "prio 1 ip_proto 0 action drop", "prio 1 ip_proto 0x00 action drop", 0 },
+	{ "prio 1 ip_proto ff action drop", "prio 1 ip_proto 0xff action drop", 0 },
 	{ "prio 1 ip_proto icmp type 8 action drop", NULL, 0 },
-	{ "prio 1 ip_proto 58 code 0x1/0x3 action drop",
-	  "prio 1 ip_proto icmpv6 code 1/0x3 action drop", 0 },
+	{ "prio 1 ip_proto 3a code 0x1/0x3 action drop",
+	  "prio 1 ip_proto icmpv6 code 1/3 action drop", 0 },
 	{ "prio 1 eth_type ipv4 ip_proto icmp action drop", NULL, 0 },
 	{ "prio 1 src_ip 10.1.2.3/8 action drop",
 	  "prio 1 src_ip 10.0.0.0/8 action drop", 0 },
@@ -98,10 +104,17 @@ static const struct {
 	  0 },
 	{ "prio 1 ip_tos 16 action drop", "prio 1 ip_tos 0x10 action drop", 0 },
 	{ "prio 1 ip_tos 0xb8/0xfc action drop", NULL, 0 },
+	{ "prio 1 ip_tos b8/fc action drop", "prio 1 ip_tos 0xb8/0xfc action drop",
+	  0 },
+	{ "prio 1 ip_tos 184/0xfc action drop",
+	  "prio 1 ip_tos 0xb8/0xfc action drop", 0 },
 	{ "prio 1 ip_tos 0/0 action drop", NULL, 0 },
 	{ "prio 1 ip_tos 0 action drop", NULL, 0 },
 	{ "prio 1 ip_ttl 0x40 action drop", "prio 1 ip_ttl 64 action drop", 0 },
 	{ "prio 1 ip_ttl 64/0xf0 action drop", NULL, 0 },
+	{ "prio 1 ip_ttl 40/f0 action drop", "prio 1 ip_ttl 32/0xf0 action drop",
+	  0 },
+	{ "prio 1 ip_ttl 4a action drop", "prio 1 ip_ttl 74 action drop", 0 },
 	{ "prio 1 ip_ttl 1/1 action drop", "prio 1 ip_ttl 1/0x1 action drop", 0 },
 	{ "prio 1 ip_flags nofirstfrag/frag action drop",
 	  "prio 1 ip_flags frag/nofirstfrag action drop", 0 },
@@ -109,6 +122,10 @@ static const struct {
 	{ "prio 1 ip_flags nofrag action drop", NULL, 0 },
 	{ "prio 1 ip_proto udp src_port 1024/0xfc00 action drop",
 	  "prio 1 ip_proto udp src_port 1024-2047 action drop", 0 },
+	{ "prio 1 ip_proto udp src_port 0x50/0xfff0 action drop",
+	  "prio 1 ip_proto udp src_port 80-95 action drop", 0 },
+	{ "prio 1 ip_proto udp src_port 80/65520 action drop",
+	  "prio 1 ip_proto udp src_port 80-95 action drop", 0 },
 	{ "prio 1 ip_proto udp dst_port 80-80 action drop",
 	  "prio 1 ip_proto udp dst_port 80 action drop", 0 },
 	{ "prio 1 ip_proto udp dst_port 80/0xffff action drop",
@@ -116,8 +133,12 @@ static const struct {
 	{ "prio 1 ip_proto sctp dst_port 0-65535 action drop", NULL, 0 },
 	{ "prio 1 ip_proto sctp dst_port 0 src_port 65535 action drop",
 	  "prio 1 ip_proto sctp src_port 65535 dst_port 0 action drop", 0 },
-	{ "prio 1 ip_proto tcp tcp_flags 18 action drop",
+	{ "prio 1 ip_proto tcp tcp_flags 12 action drop",
 	  "prio 1 ip_proto tcp tcp_flags 0x12 action drop", 0 },
+	{ "prio 1 ip_proto tcp tcp_flags 12/12 action drop",
+	  "prio 1 ip_proto tcp tcp_flags 0x12/0x12 action drop", 0 },
+	{ "prio 1 ip_proto 6 tcp_flags 2/fff action drop",
+	  "prio 1 ip_proto tcp tcp_flags 0x2 action drop", 0 },
 	{ "prio 1 ip_proto tcp tcp_flags 0x2/0x12 action drop", NULL, 0 },
 	{ "prio 1 ip_proto tcp tcp_flags 0/0xfff action drop",
 	  "prio 1 ip_proto tcp tcp_flags 0 action drop", 0 },
@@ -201,7 +222,12 @@ struct gen {
 	char cl[MAXCL][192];
 	int n;
 	struct xtcam_rule w;
+	bool dec;               /* write for XTCAM_PARSE_DECIMAL */
 };
+
+/* How a keyword reads its numbers (tc-flower's bases): decimal or 0x
+ * hex; hex with or without 0x; decimal, else hex. */
+enum base { B_AUTO, B_HEX, B_DEC_HEX };
 
 static void clause(struct gen *G, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -225,6 +251,59 @@ static const char *num(struct gen *G, char *b, size_t n, uint64_t v)
 		snprintf(b, n, chance(G->g, 50) ? "0x%llx" : "0x%llX",
 			 (unsigned long long)v);
 	return b;
+}
+
+/* A number as a keyword of base nb reads it (under G->dec: decimal or
+ * 0x, whatever the keyword). */
+static const char *numb(struct gen *G, char *b, size_t n, uint64_t v,
+			enum base nb)
+{
+	unsigned long long x = v;
+
+	if (G->dec || nb == B_AUTO)
+		return num(G, b, n, v);
+	if (nb == B_HEX) {
+		switch (rnd(G->g, 4)) {
+		case 0:
+			snprintf(b, n, "%llx", x);
+			break;
+		case 1:
+			snprintf(b, n, "%llX", x);
+			break;
+		case 2:
+			snprintf(b, n, "0x%llx", x);
+			break;
+		default:
+			snprintf(b, n, "0%llx", x);
+			break;
+		}
+		return b;
+	}
+	/* B_DEC_HEX: bare hex only when it has a letter (else it is decimal) */
+	snprintf(b, n, "%llx", x);
+	if (chance(G->g, 40) && strpbrk(b, "abcdef"))
+		return b;
+	return num(G, b, n, v);
+}
+
+/* VALUE or VALUE/MASK of width bits, the value in base vb, the mask in mb;
+ * sets *v, *m as parsed (v & m). */
+static void masked_b(struct gen *G, char *b, size_t n, unsigned bits,
+		     enum base vb, enum base mb, uint32_t *v, uint32_t *m)
+{
+	uint32_t full = bits >= 32 ? 0xffffffffu : (1u << bits) - 1;
+	char x[24], y[24];
+
+	*v = (uint32_t)rnext(G->g) & full;
+	if (chance(G->g, 50)) {
+		*m = full;
+		snprintf(b, n, "%s", numb(G, x, sizeof(x), *v, vb));
+	} else {
+		*m = (uint32_t)rnext(G->g) & full;
+		snprintf(b, n, "%s/%s", numb(G, x, sizeof(x), *v, vb),
+			 numb(G, y, sizeof(y), *m, mb));
+		*v &= *m;
+	}
 }
 
 /* VALUE or VALUE/MASK of width bits; sets *v, *m as parsed (v & m). */
@@ -454,7 +533,8 @@ static void gen_rule(struct gen *G, bool raw)
 		static const struct { int v; const char *n; } p[] = {
 			{ 6, "tcp" }, { 17, "udp" }, { 132, "sctp" },
 			{ 136, "udplite" }, { -1, NULL }, { 1, "icmp" },
-			{ 58, "icmpv6" },
+			{ 58, "icmpv6" }, { 50, "esp" }, { 51, "ah" },
+			{ 115, "l2tp" },
 		};
 		unsigned k;
 
@@ -466,12 +546,14 @@ static void gen_rule(struct gen *G, bool raw)
 			do
 				proto = (int)rnd(g, 256);
 			while (proto == 1 || proto == 6 || proto == 17 ||
-			       proto == 58 || proto == 132 || proto == 136);
-			clause(G, "ip_proto %s", num(G, x, sizeof(x), (unsigned)proto));
+			       proto == 58 || proto == 132 || proto == 136 ||
+			       proto == 50 || proto == 51 || proto == 115);
+			clause(G, "ip_proto %s",
+			       numb(G, x, sizeof(x), (unsigned)proto, B_HEX));
 		} else {
 			proto = p[k].v;
 			clause(G, "ip_proto %s", chance(g, 70) ? p[k].n :
-			       num(G, x, sizeof(x), (unsigned)proto));
+			       numb(G, x, sizeof(x), (unsigned)proto, B_HEX));
 		}
 		w->keywords |= KW(IP_PROTO);
 		w->value.ip_proto = (__u8)proto;
@@ -491,14 +573,14 @@ static void gen_rule(struct gen *G, bool raw)
 
 	/* ip_tos, ip_ttl */
 	if (!noip && chance(g, 30)) {
-		masked(G, b, sizeof(b), 8, &v, &m);
+		masked_b(G, b, sizeof(b), 8, B_DEC_HEX, B_HEX, &v, &m);
 		w->keywords |= KW(IP_TOS);
 		w->value.ip_tos = (__u8)v;
 		w->mask.ip_tos = (__u8)m;
 		clause(G, "ip_tos %s", b);
 	}
 	if (!noip && chance(g, 30)) {
-		masked(G, b, sizeof(b), 8, &v, &m);
+		masked_b(G, b, sizeof(b), 8, B_DEC_HEX, B_HEX, &v, &m);
 		w->keywords |= KW(IP_TTL);
 		w->value.ip_ttl = (__u8)v;
 		w->mask.ip_ttl = (__u8)m;
@@ -550,7 +632,7 @@ static void gen_rule(struct gen *G, bool raw)
 		}
 	}
 	if (proto == 6 && chance(g, 40)) {
-		masked(G, b, sizeof(b), 12, &v, &m);
+		masked_b(G, b, sizeof(b), 12, B_HEX, B_HEX, &v, &m);
 		w->keywords |= KW(TCP_FLAGS);
 		w->value.tcp_flags = htons((uint16_t)v);
 		w->mask.tcp_flags = htons((uint16_t)m);
@@ -734,15 +816,30 @@ Test(roundtrip, randomized)
 		    (unsigned long long)seed, rounds);
 	for (i = 0; i < rounds; i++) {
 		char line[2048], ctx[2200], text[XTCAM_RULE_TEXT_MAX], d[2048];
+		char err[XTCAM_ERR_MAX];
 		bool raw = chance(&g, 50);
 		struct xtcam_rule r;
 		struct json_object *j;
+		struct words wd;
+		int rc;
 
+		/* a quarter of the rules as an older xtcam wrote them, read
+		 * with XTCAM_PARSE_DECIMAL */
+		G.dec = chance(&g, 25);
 		gen_rule(&G, raw);
 		join(&G, line, sizeof(line));
-		snprintf(ctx, sizeof(ctx), "XTCAM_SEED=%#llx round %u: \"%s\"",
-			 (unsigned long long)seed, i, line);
-		parse_ok(line, raw ? blk_raw() : NULL, &r);
+		snprintf(ctx, sizeof(ctx), "XTCAM_SEED=%#llx round %u%s: \"%s\"",
+			 (unsigned long long)seed, i, G.dec ? " (decimal)" : "",
+			 line);
+		words_split(&wd, line);
+		memset(&r, 0x5a, sizeof(r));
+		rc = xtcam_rule_parse_flags(wd.argc, wd.argv, &r,
+					    raw ? blk_raw() : NULL,
+					    G.dec ? XTCAM_PARSE_DECIMAL : 0, err,
+					    sizeof(err));
+		words_free(&wd);
+		cr_assert_eq(rc, 0, "%s: rc %d (%s)", ctx, rc, err);
+		check_invariants(&r, ctx);
 		cr_assert(!rule_diff(&r, &G.w, d, sizeof(d)),
 			  "%s: parsed != model:%s", ctx, d);
 		roundtrip(&r, raw ? blk_raw() : NULL, text, ctx);

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * A tc-flower user's numbers through the CLI: `ip_proto 11` is UDP and
+ * `tcp_flags 12/12` is SYN|ACK, as tc reads them; `rule show`, JSON and
+ * `save` print them so that they cannot be misread; and real frames get the
+ * verdicts those rules mean.
+ */
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tnet.h"
+
+static char inst[32];
+
+static void setup(void)
+{
+	if (geteuid())
+		cr_skip_test("needs root (BPF, namespaces)");
+	snprintf(inst, sizeof(inst), "xtcam-test-%d", (int)getpid());
+	setenv("XTCAM_INSTANCE", inst, 1);
+	if (!getenv("XTCAM_BIN"))
+		setenv("XTCAM_BIN", "build/xtcam", 1);
+}
+
+static void teardown(void)
+{
+	t_xtcam(NULL, "flush");
+	t_sh(NULL, "rm -f /run/%s.lock", inst);
+	t_net_cleanup();
+}
+
+TestSuite(bases_cli, .init = setup, .fini = teardown, .timeout = 300);
+
+#define XT_OK(...) do { char *o_ = NULL; int rc_ = t_xtcam(&o_, __VA_ARGS__); \
+	cr_assert_eq(rc_, 0, "xtcam %s: exit %d: %s", #__VA_ARGS__, rc_, o_); free(o_); } while (0)
+
+/* send n copies of a frame from b and count what reaches a */
+static int through(const struct t_pair *p, const struct pkt_spec *s, uint32_t marker, int n)
+{
+	struct pkt *f = calloc((size_t)n, sizeof(*f));
+	struct t_rx rx;
+	int i, got;
+
+	cr_assert(f);
+	for (i = 0; i < n; i++)
+		t_frame_build(s, marker, &f[i]);
+	cr_assert_eq(t_rx_open(&rx, p->ns_a, p->a), 0);
+	cr_assert_eq(t_send(p->ns_b, p->b, f, n), n, "sent");
+	got = t_rx_count(&rx, marker, 300);
+	t_rx_close(&rx);
+	free(f);
+	return got;
+}
+
+Test(bases_cli, flower_numbers_shown_and_applied)
+{
+	static const char *const shown[] = {
+		" ip_proto udp dst_port 9 action drop",
+		" ip_proto tcp tcp_flags 0x12/0x12 action drop",
+		" ip_proto 0x2f action pass",
+		" ip_tos 0xb8/0xfc ip_ttl 64/0xf0 action pass",
+	};
+	struct t_pair p;
+	struct pkt_spec s;
+	char *o = NULL;
+	size_t i;
+
+	cr_assert_eq(t_pair_make(&p, "n"), 0);
+	XT_OK("block add edge");
+	XT_OK("rule add edge prio 1 handle 1 ip_proto 11 dst_port 9 action drop");
+	XT_OK("rule add edge prio 2 handle 2 ip_proto 6 tcp_flags 12/12 action drop");
+	XT_OK("rule add edge prio 3 handle 3 ip_proto 2f action pass");
+	XT_OK("rule add edge prio 4 handle 4 ip_tos b8/fc ip_ttl 64/f0 action pass");
+	/* tc's abbreviations are refused, and the message says what tc means */
+	cr_assert_eq(t_xtcam(&o, "rule add edge prio 5 ip_proto t action drop"), 1);
+	cr_assert(strstr(o, "ip_proto") && strstr(o, "abbreviation") && strstr(o, "tcp"),
+		  "%s", o);
+	free(o);
+
+	cr_assert_eq(t_xtcam(&o, "rule show edge"), 0, "%s", o);
+	for (i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
+		cr_assert(strstr(o, shown[i]), "rule show has \"%s\":\n%s", shown[i], o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "-j rule show edge"), 0, "%s", o);
+	cr_assert(strstr(o, "\"ip_proto\":\"0x2f\"") && strstr(o, "\"ip_tos\":\"0xb8") &&
+		  strstr(o, "\"ip_proto\":\"udp\""), "JSON: %s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "save"), 0, "%s", o);
+	for (i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
+		cr_assert(strstr(o, shown[i]), "save has \"%s\":\n%s", shown[i], o);
+	free(o);
+
+	XT_OK("bind edge dev %s netns %s", p.a, p.ns_a);
+	/* ip_proto 11 is UDP: udp/9 dropped, udp/10 passes */
+	t_frame(&p, &s, 0);
+	s.dport = 9;
+	cr_assert_eq(through(&p, &s, 0x6161, 10), 0, "udp/9 dropped by ip_proto 11");
+	s.dport = 10;
+	cr_assert_eq(through(&p, &s, 0x6162, 5), 5, "udp/10 passes");
+	/* tcp_flags 12/12: SYN|ACK dropped, a bare SYN passes */
+	t_frame(&p, &s, 0);
+	s.proto = IPPROTO_TCP;
+	s.dport = 80;
+	s.tcp_flags = 0x012;
+	cr_assert_eq(through(&p, &s, 0x6163, 6), 0, "SYN|ACK dropped by tcp_flags 12/12");
+	s.tcp_flags = 0x002;
+	cr_assert_eq(through(&p, &s, 0x6164, 6), 6, "SYN passes");
+	cr_assert_eq(t_xtcam(&o, "-j rule show edge"), 0, "%s", o);
+	cr_assert_eq(t_rule_field(o, 1, "packets"), 10, "%s", o);
+	cr_assert_eq(t_rule_field(o, 2, "packets"), 6, "%s", o);
+	free(o);
+}

@@ -576,7 +576,7 @@ int xtcam_handle_parse(const char *s, __u32 *handle, char *err, size_t errlen)
 	int rc;
 
 	ectx_init(&e, err, errlen);
-	rc = get_num(&e, "handle", s, 1, UINT32_MAX, false, "a handle", &v);
+	rc = get_num(&e, "handle", s, 1, UINT32_MAX, NB_AUTO, false, "a handle", &v);
 	if (!rc)
 		*handle = (__u32)v;
 	return rc;

@@ -245,7 +245,8 @@ static int restore_words(struct xtcam_restore *rs, int wc, char **w, unsigned lo
 		rs->nbind++;
 		return 0;
 	} else {
-		xtcam_set_err(err, errlen, "not a line of `xtcam save`: \"%s\"", w[0]);
+		xtcam_set_err(err, errlen, "\"%s%s%s\": not a line of `xtcam save` (block add, "
+			      "rule add, bind)", w[0], wc > 1 ? " " : "", wc > 1 ? w[1] : "");
 		e = -EINVAL;
 	}
 out:

@@ -288,8 +288,10 @@ int xtcam_restore_read(FILE *f, const char *name, struct xtcam_restore **out, ch
 	ssize_t len;
 	int e = 0;
 
-	if (!rs)
+	if (!rs) {
+		xtcam_set_err(err, errlen, "%s: out of memory", name);
 		return -ENOMEM;
+	}
 	snprintf(rs->name, sizeof(rs->name), "%s", name);
 	errno = 0;
 	while (!e && (len = getline(&line, &cap, f)) >= 0) {
@@ -476,8 +478,10 @@ int xtcam_cmd_restore(struct xtcam_ctx *c, const struct xtcam_restore *rs, char 
 			return -EEXIST;
 		}
 	names = calloc(rs->nb, sizeof(*names));
-	if (!names)
+	if (!names) {
+		xtcam_set_err(err, errlen, "out of memory");
 		return -ENOMEM;
+	}
 	for (i = 0; i < rs->nb; i++)
 		snprintf(names[i], sizeof(names[i]), "%s", rs->blocks[i].spec.name);
 	e = marker_pin(c, names, rs->nb, err, errlen);

@@ -628,8 +628,8 @@ Test(cli, kill9_during_restore_leaves_none_or_all, .timeout = 900)
 	XT_OK("flush");
 	srand((unsigned int)getpid());
 	for (round = 0; round < 6; round++) {
-		/* from its start to a little after its end; once early on */
-		long at = round ? rand() % (ms + ms / 4 + 1) : ms / 20;
+		/* at random moments; once early on, once after the end */
+		long at = !round ? ms / 20 : round == 5 ? ms * 3 / 2 : rand() % (ms + 1);
 		long long n;
 
 		t_sh(NULL, "%s restore %s & pid=$!; sleep %ld.%03ld; kill -9 $pid 2>/dev/null; "

@@ -286,6 +286,10 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 		if ((e = xtcam_hw_reconcile(b, err, errlen)))
 			goto fail;
 	}
+	/* a restore that did not commit: none of it */
+	e = xtcam_restore_recover(c, err, errlen);
+	if (e)
+		goto fail;
 	free(brecs);
 	free(keys);
 	free(recs);
@@ -1128,6 +1132,7 @@ int xtcam_cmd_counters_reset(struct xtcam_ctx *c, const char *block, char *err, 
 struct sbuf {
 	char *s;
 	size_t n, cap;
+	int err;                /* the first failure: nothing more is added */
 };
 
 static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1137,11 +1142,15 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...)
 	va_list ap;
 	int need;
 
+	if (b->err)
+		return;
 	va_start(ap, fmt);
 	need = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	if (need < 0)
+	if (need < 0) {
+		b->err = -EINVAL;
 		return;
+	}
 	if (b->n + (size_t)need + 1 > b->cap) {
 		size_t cap = b->cap ? b->cap : 4096;
 		char *p;
@@ -1149,8 +1158,10 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...)
 		while (cap < b->n + (size_t)need + 1)
 			cap *= 2;
 		p = realloc(b->s, cap);
-		if (!p)
+		if (!p) {
+			b->err = -ENOMEM;
 			return;
+		}
 		b->s = p;
 		b->cap = cap;
 	}
@@ -1160,11 +1171,22 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...)
 	b->n += (size_t)need;
 }
 
+static int cmp_binding(const void *a, const void *b)
+{
+	const struct xtcam_bind_rec *x = a, *y = b;
+	int d = strcmp(x->block, y->block);
+
+	if (!d)
+		d = strcmp(x->netns, y->netns);
+	return d ? d : strcmp(x->dev, y->dev);
+}
+
+/* Every block, its rules and its bindings, or an error: never a part. */
 int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
 {
-	struct xtcam_block_rec *b;
-	struct xtcam_bind_key *keys;
-	struct xtcam_bind_rec *recs;
+	struct xtcam_block_rec *b = NULL;
+	struct xtcam_bind_key *keys = NULL;
+	struct xtcam_bind_rec *recs = NULL;
 	struct sbuf sb = { 0 };
 	size_t nb, nk, i, j;
 	char line[XTCAM_RULE_TEXT_MAX];
@@ -1172,28 +1194,48 @@ int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
 	int e = xtcam_state_blocks(c->st, &b, &nb);
 
 	if (e || (e = xtcam_state_bindings(c->st, &keys, &recs, &nk))) {
-		xtcam_set_err(err, errlen, "registry: %s", strerror(-e));
+		free(b);
+		xtcam_set_err(err, errlen, "save: registry: %s", strerror(-e));
 		return e;
 	}
 	strftime(line, sizeof(line), "%Y-%m-%d %H:%M:%S UTC", gmtime(&t));
 	sb_printf(&sb, "# xtcam save, %s\n", line);
-	for (i = 0; i < nb; i++) {
+	for (i = 0; !e && i < nb; i++) {
 		struct xtcam_block_spec spec;
 		struct xtcam_rule *rules;
 		size_t nr;
+		int n;
 
 		spec_of(&b[i], &spec);
-		if (xtcam_block_spec_format(&spec, line, sizeof(line)) < 0)
-			continue;
+		n = xtcam_block_spec_format(&spec, line, sizeof(line));
+		if (n < 0) {
+			e = n;
+			xtcam_set_err(err, errlen, "save: block %s: cannot write its settings: %s",
+				b[i].name, strerror(-e));
+			break;
+		}
 		sb_printf(&sb, "block add %s\n", line);
 		e = xtcam_state_rules(c->st, &b[i], true, &rules, &nr);
-		if (e)
+		if (e) {
+			xtcam_set_err(err, errlen, "save: block %s: cannot read its rules: %s",
+				b[i].name, strerror(-e));
 			break;
-		for (j = 0; j < nr; j++)
-			if (xtcam_rule_format(&rules[j], &spec, line, sizeof(line)) >= 0)
-				sb_printf(&sb, "rule add %s %s\n", b[i].name, line);
+		}
+		for (j = 0; j < nr; j++) {
+			n = xtcam_rule_format(&rules[j], &spec, line, sizeof(line));
+			if (n < 0) {
+				e = n;
+				xtcam_set_err(err, errlen, "save: block %s: rule handle %u: cannot "
+					"write it: %s", b[i].name, rules[j].handle, strerror(-e));
+				break;
+			}
+			sb_printf(&sb, "rule add %s %s\n", b[i].name, line);
+		}
 		free(rules);
 	}
+	/* in a fixed order, so that save, restore, save gives the same text */
+	if (!e)
+		qsort(recs, nk, sizeof(*recs), cmp_binding);
 	for (i = 0; !e && i < nk; i++) {
 		if (recs[i].state != XTCAM_BIND_ACTIVE)
 			continue;
@@ -1204,12 +1246,15 @@ int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
 	free(b);
 	free(keys);
 	free(recs);
+	if (!e && sb.err) {
+		e = sb.err;
+		xtcam_set_err(err, errlen, "save: %s", strerror(-e));
+	}
 	if (e) {
 		free(sb.s);
-		xtcam_set_err(err, errlen, "save: %s", strerror(-e));
 		return e;
 	}
-	*text = sb.s ? sb.s : strdup("");
+	*text = sb.s;
 	return 0;
 }
 

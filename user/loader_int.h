@@ -84,6 +84,8 @@ int xtcam_detach_in(struct flow_block_offload *f, const char *netns,
  * offloaded program on ifindex (caller's namespace). */
 void xtcam_hw_orphans(struct xtcam_ctx *ctx, const char *block);
 void xtcam_hw_undo(__u32 ifindex);
+/* At open: undo a restore that did not commit (restore.c). */
+int xtcam_restore_recover(struct xtcam_ctx *ctx, char *err, size_t errlen);
 /* the context's cb_idents, at xtcam_close() after the core */
 void xtcam_hw_ctx_free(struct xtcam_ctx *ctx);
 

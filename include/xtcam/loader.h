@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <json-c/json.h>
 #include "rule.h"
 
@@ -27,7 +28,8 @@ enum xtcam_open_flags {
 
 /* Lock, open the registry, rebuild the flow_block core (restoring every
  * binding) and load the rules of the blocks named in `blocks` (NULL-
- * terminated; NULL: none).  Repairs what a crash left half done. */
+ * terminated; NULL: none).  Repairs what a crash left half done (a rule
+ * change, a bind, a restore that did not commit). */
 int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *blocks,
 	       char *err, size_t errlen);
 /* Lets go of the kernel objects (they stay) and the lock. */
@@ -48,6 +50,11 @@ struct xtcam_bind_req {
 	bool egress;
 	bool force;
 };
+/* The words of `bind NAME ...` (argv[0] is NAME) or, with unbind, of
+ * `unbind NAME ...`: dev IFNAME, netns NS, mode M, ingress|egress, force,
+ * each at most once, keywords by unique prefix.  *r points into argv. */
+int xtcam_bind_req_parse(int argc, char **argv, bool unbind, struct xtcam_bind_req *r,
+			 char *err, size_t errlen);
 /* *out: the binding (dev, netns, mode, refused, note) */
 int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_object **out,
 		   char *err, size_t errlen);
@@ -73,6 +80,17 @@ int xtcam_cmd_counters_reset(struct xtcam_ctx *c, const char *block, char *err,
 			     size_t errlen);
 /* the whole configuration as text that `restore` reads back */
 int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen);
+/* A file of `xtcam save`, read and checked whole (every line as strictly
+ * as the command it repeats; errors name the file, given as `name`, and
+ * the line).  Reading takes no lock. */
+struct xtcam_restore;
+int xtcam_restore_read(FILE *f, const char *name, struct xtcam_restore **out, char *err,
+		       size_t errlen);
+void xtcam_restore_free(struct xtcam_restore *rs);
+/* Make its blocks, rules and bindings: all, or (on error, or killed on the
+ * way: see xtcam_open) none.  -EEXIST if one of its blocks exists. */
+int xtcam_cmd_restore(struct xtcam_ctx *c, const struct xtcam_restore *rs, char *err,
+		      size_t errlen);
 /* remove every block, binding and pin xtcam made */
 int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen);
 

@@ -15,6 +15,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
+#include "xtcam/state.h"
+#include "xtcam/rule.h"
 #include "tnet.h"
 
 static char inst[32];
@@ -841,5 +844,249 @@ Test(cli, bind_auto_error_is_whole, .timeout = 60)
 		cr_assert_eq(end[-1], ')', "%s", o);
 		cr_assert_eq((size_t)(end - 1 - (gen + 11)), (size_t)(gen - nat - 10), "%s", o);
 	}
+	free(o);
+}
+
+/* `save` without its first line (the date) */
+static char *saved(void)
+{
+	char *o = NULL, *nl, *s;
+
+	cr_assert_eq(t_xtcam(&o, "save"), 0, "%s", o);
+	nl = strchr(o, '\n');
+	s = strdup(nl ? nl + 1 : "");
+	free(o);
+	return s;
+}
+
+static int count(const char *s, const char *what)
+{
+	int n = 0;
+
+	for (; (s = strstr(s, what)); s++)
+		n++;
+	return n;
+}
+
+/* three blocks, each with its rules and bound to a veth in its own
+ * namespace (one mode each): the configuration in bpffs is *p, *a is its
+ * save */
+static void three_bound(struct t_pair *p, int rules, char **a)
+{
+	static const char *const modes[] = { "native", "generic", "auto" };
+	char tag[8], path[64];
+	FILE *f;
+	int i, j;
+
+	snprintf(path, sizeof(path), "/tmp/xtcam-test-%d.rules", (int)getpid());
+	for (i = 0; i < 3; i++) {
+		snprintf(tag, sizeof(tag), "r%d", i);
+		cr_assert_eq(t_pair_make(&p[i], tag), 0);
+		XT_OK("block add b%d capacity %d", i, rules + 16);
+		f = fopen(path, "w");
+		cr_assert(f);
+		for (j = 0; j < rules; j++)
+			fprintf(f, "prio %d handle %d ip_proto udp dst_ip 10.%d.%d.%d dst_port %d "
+				"action drop\n", 1 + j % 7, 1 + j, i, (j >> 8) & 255, j & 255, 1 + j);
+		fclose(f);
+		XT_OK("rule load b%d %s", i, path);
+		XT_OK("bind b%d dev %s netns %s mode %s", i, p[i].a, p[i].ns_a, modes[i]);
+	}
+	unlink(path);
+	*a = saved();
+	cr_assert_eq(count(*a, "\nbind "), 3, "three bindings saved: %s", *a);
+}
+
+/* Any number of blocks and bindings: what restore makes is what was saved. */
+Test(cli, restore_gives_back_every_binding, .timeout = 120)
+{
+	struct t_pair p[3];
+	char *a, *b, *o = NULL, path[64];
+	int i;
+
+	three_bound(p, 3, &a);
+	snprintf(path, sizeof(path), "/tmp/xtcam-test-%d.save", (int)getpid());
+	cr_assert_eq(t_sh(NULL, "%s save > %s", getenv("XTCAM_BIN"), path), 0);
+	XT_OK("flush");
+	cr_assert_eq(t_xtcam(&o, "restore %s", path), 0, "restore: %s", o);
+	free(o);
+	b = saved();
+	cr_assert_str_eq(b, a, "save, flush, restore, save:\n%s\n---\n%s", a, b);
+	cr_assert_eq(t_xtcam(&o, "-j block show"), 0, "%s", o);
+	for (i = 0; i < 3; i++) {
+		char k[32];
+
+		snprintf(k, sizeof(k), "%d.bindings.#", i);
+		cr_assert_eq(t_json_ll(o, k), 1, "block b%d is bound again: %s", i, o);
+	}
+	free(o);
+	free(a);
+	free(b);
+	unlink(path);
+}
+
+/* A restore file's lines are read as the commands they repeat: any word
+ * those refuse fails the whole file, naming its line, and changes nothing. */
+#define NULTEXT "block add z\nrule add z prio 5 action drop\0 src_ip 10.0.0.1\n"
+Test(cli, restore_lines_are_checked_as_their_commands, .timeout = 120)
+{
+	struct { const char *text; size_t len; const char *line, *want; } bad[] = {
+		{ "block add z\nbind z dev %s netns %s mod native colour blue\n", 0, ":2:",
+		  "colour" },
+		{ "block add z\nbind z dev %s netnss %s\n", 0, ":2:", "netnss" },
+		{ "block add z\nbind z dev %s netns %s dev lo\n", 0, ":2:", "twice" },
+		{ "block add z\nbind z dev %s netns %s mode fast\n", 0, ":2:", "fast" },
+		{ "block add z\n\nbind y dev %s netns %s\n", 0, ":3:", "block y" },
+		{ "block add z\nblock add z\n", 0, ":2:", "twice" },
+		{ "block add z frobnicate\n", 0, ":1:", "frobnicate" },
+		{ "block add z\nrule add z prio 1 action drop extra\n", 0, ":2:", "extra" },
+		{ "block add z\nblock del z\n", 0, ":2:", "del" },
+		/* a NUL byte would cut the line short: a drop-everything rule */
+		{ NULTEXT, sizeof(NULTEXT) - 1, ":2:", "NUL" },
+	};
+	struct t_pair p;
+	char path[64], *o = NULL, text[256];
+	size_t i;
+
+	cr_assert_eq(t_pair_make(&p, "s"), 0);
+	snprintf(path, sizeof(path), "/tmp/xtcam-test-%d.restore", (int)getpid());
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		size_t len;
+		FILE *f;
+
+		if (bad[i].len) {
+			len = bad[i].len;
+			memcpy(text, bad[i].text, len);
+		} else {
+			len = (size_t)snprintf(text, sizeof(text), bad[i].text, p.a, p.ns_a);
+		}
+		f = fopen(path, "w");
+		cr_assert(f);
+		cr_assert_eq(fwrite(text, 1, len, f), len);
+		fclose(f);
+		cr_assert_eq(t_xtcam(&o, "restore %s", path), 1, "accepted: %.*s", (int)len, text);
+		cr_assert(strstr(o, bad[i].line) && strstr(o, bad[i].want) &&
+			  strstr(o, "nothing restored"), "%.*s: the message should name line %s "
+			  "and \"%s\": %s", (int)len, text, bad[i].line, bad[i].want, o);
+		free(o);
+		cr_assert_eq(t_xtcam(&o, "-j block show"), 0, "%s", o);
+		cr_assert_str_eq(o, "[]\n", "%.*s: nothing restored", (int)len, text);
+		free(o);
+	}
+	unlink(path);
+	/* a file that cannot be read is an error too */
+	cr_assert_eq(t_xtcam(&o, "restore /tmp"), 1, "%s", o);
+	cr_assert(strstr(o, "EISDIR"), "%s", o);
+	free(o);
+}
+
+/* kill -9 at any moment of a restore: the next command finds none of it
+ * or all of it, and a restore then works. */
+Test(cli, kill9_during_restore_leaves_none_or_all, .timeout = 900)
+{
+	struct t_pair p[3];
+	char *whole, *s, *o = NULL, path[64];
+	struct timespec t0, t1;
+	long ms;
+	int round, none = 0, all = 0;
+
+	three_bound(p, 1000, &whole);
+	snprintf(path, sizeof(path), "/tmp/xtcam-test-%d.save", (int)getpid());
+	cr_assert_eq(t_sh(NULL, "%s save > %s", getenv("XTCAM_BIN"), path), 0);
+	XT_OK("flush");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	XT_OK("restore %s", path);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	XT_OK("flush");
+	srand((unsigned int)getpid());
+	for (round = 0; round < 6; round++) {
+		/* at random moments; once early on, once after the end */
+		long at = !round ? ms / 20 : round == 5 ? ms * 3 / 2 : rand() % (ms + 1);
+		long long n;
+
+		t_sh(NULL, "%s restore %s & pid=$!; sleep %ld.%03ld; kill -9 $pid 2>/dev/null; "
+		     "wait $pid", getenv("XTCAM_BIN"), path, at / 1000, at % 1000);
+		cr_assert_eq(t_xtcam(&o, "-j block show"), 0, "the next command works: %s", o);
+		n = t_json_ll(o, "#");
+		free(o);
+		cr_assert(n == 0 || n == 3, "killed after %ld of %ld ms: %lld blocks, not 0 or 3",
+			  at, ms, n);
+		if (n == 3) {
+			s = saved();
+			cr_assert_str_eq(s, whole, "killed after %ld ms: all of it", at);
+			free(s);
+			all++;
+		} else {
+			/* no pin of the restore is left either */
+			cr_assert_neq(t_sh(&o, "ls -A /sys/fs/bpf/%s 2>/dev/null | grep -vxE "
+					   "'bindings|blocks|rules0|rules1'", inst), 0,
+				      "killed after %ld ms: left behind: %s", at, o);
+			free(o);
+			if (!none++) {
+				cr_assert_eq(t_xtcam(&o, "restore %s", path), 0,
+					     "then a restore works: %s", o);
+				free(o);
+				s = saved();
+				cr_assert_str_eq(s, whole, "a restore after the kill");
+				free(s);
+			}
+		}
+		XT_OK("flush");
+	}
+	cr_log_info("kill9_during_restore: a restore takes %ld ms; none %d, all %d of 6", ms,
+		    none, all);
+	free(whole);
+	unlink(path);
+}
+
+/* Rule `handle` of every block, in both generations of the registry:
+ * its action made one that no xtcam writes (a registry damaged or written
+ * by another version). */
+static void damage_rule(__u32 handle)
+{
+	struct xtcam_rule_key k, next;
+	struct xtcam_rule r;
+	char path[128];
+	int g, fd, hit = 0;
+
+	for (g = 0; g < 2; g++) {
+		snprintf(path, sizeof(path), "/sys/fs/bpf/%s/rules%d", inst, g);
+		fd = bpf_obj_get(path);
+		cr_assert(fd >= 0, "%s: %s", path, strerror(errno));
+		for (int e = bpf_map_get_next_key(fd, NULL, &next); !e;
+		     e = bpf_map_get_next_key(fd, &k, &next)) {
+			k = next;
+			if (k.handle != handle)
+				continue;
+			cr_assert_eq(bpf_map_lookup_elem(fd, &k, &r), 0);
+			r.action.type = 200;
+			cr_assert_eq(bpf_map_update_elem(fd, &k, &r, BPF_EXIST), 0);
+			hit++;
+		}
+		close(fd);
+	}
+	cr_assert(hit, "rule %u found in the registry", handle);
+}
+
+/* save writes the whole configuration or fails: never a part with exit 0 */
+Test(cli, save_is_whole_or_fails)
+{
+	char *o = NULL;
+
+	XT_OK("block add s");
+	XT_OK("rule add s prio 1 handle 1 action drop");
+	XT_OK("rule add s prio 2 handle 2 action pass");
+	XT_OK("rule add s prio 3 handle 3 action drop");
+	/* stdout that cannot take it */
+	cr_assert_neq(t_sh(&o, "{ %s save >/dev/full; }", getenv("XTCAM_BIN")), 0,
+		      "save to a full disk: %s", o);
+	cr_assert(strstr(o, "save") && strstr(o, "ENOSPC"), "%s", o);
+	free(o);
+	/* a rule it cannot write */
+	damage_rule(2);
+	cr_assert_eq(t_xtcam(&o, "save"), 1, "save left a rule out: %s", o);
+	cr_assert(strstr(o, "block s") && strstr(o, "handle 2"), "names the rule: %s", o);
+	cr_assert(!strstr(o, "rule add"), "and writes none of the configuration: %s", o);
 	free(o);
 }

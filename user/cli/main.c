@@ -388,46 +388,16 @@ static int do_block(int argc, char **argv)
 
 static int do_bind(int argc, char **argv, bool unbind)
 {
-	static const char *const words[] = { "dev", "netns", "mode", "ingress", "egress", "force",
-					     NULL };
-	struct xtcam_bind_req r = { 0 };
-	const char *what = unbind ? "unbind" : "bind";
+	struct xtcam_bind_req r;
 	char err[XTCAM_MSG_MAX];
 	struct xtcam_ctx *c;
-	int i, rc = 0, e;
+	int rc = 0, e;
 
 	if (argc && !strcmp(argv[0], "help"))
 		return help(help_bind);
-	if (argc < 1)
-		return usage_error("%s: missing block NAME", what);
-	r.block = argv[0];
-	for (i = 1; i < argc; i++) {
-		const char *w = match_word(argv[i], words);
-
-		if (!w)
-			return usage_error("%s: unknown keyword \"%s\"", what, argv[i]);
-		if (!strcmp(w, "ingress") || !strcmp(w, "egress") || !strcmp(w, "force")) {
-			if (unbind)
-				return usage_error("unbind: \"%s\" does not apply", w);
-			if (!strcmp(w, "egress"))
-				r.egress = true;
-			if (!strcmp(w, "force"))
-				r.force = true;
-			continue;
-		}
-		if (i + 1 >= argc)
-			return usage_error("%s: %s: missing value", what, w);
-		if (!strcmp(w, "dev"))
-			r.dev = argv[++i];
-		else if (!strcmp(w, "netns"))
-			r.netns = argv[++i];
-		else if (!unbind)
-			r.mode = argv[++i];
-		else
-			return usage_error("unbind: \"mode\" does not apply");
-	}
-	if (!r.dev)
-		return usage_error("%s: missing dev IFNAME", what);
+	e = xtcam_bind_req_parse(argc, argv, unbind, &r, err, sizeof(err));
+	if (e)
+		return fail(e, "%s", err);
 	if (!(c = open_ctx(r.block, 0, &rc)))
 		return rc;
 	if (unbind) {
@@ -790,36 +760,25 @@ static int do_save(int argc)
 		fputs(text, stdout);
 	}
 	free(text);
+	/* a configuration cut short (disk full) is a failure */
+	if (fflush(stdout) || ferror(stdout)) {
+		e = errno ? errno : EIO;
+		clearerr(stdout);
+		return fail(e, "save: cannot write it: %s", strerror(e));
+	}
 	return 0;
 }
 
 /* --- restore ------------------------------------------------------------------- */
 
-struct rblock {
-	struct xtcam_block_spec spec;
-	struct xtcam_rule *rules;
-	size_t n, cap;
-};
-
-struct rbind {
-	char *argv[16];
-	int argc;
-	char *line;
-	unsigned long lineno;
-};
-
 static int do_restore(int argc, char **argv)
 {
+	char err[XTCAM_MSG_MAX];
+	struct xtcam_restore *rs;
+	struct xtcam_ctx *c;
 	const char *file;
 	FILE *f;
-	char *line = NULL, err[XTCAM_MSG_MAX];
-	size_t len = 0, nb = 0, nbind = 0, i;
-	struct rblock *blocks = NULL;
-	struct rbind *binds = NULL;
-	unsigned long lineno = 0;
-	struct xtcam_ctx *c = NULL;
-	int rc = 0, e = 0;
-	size_t done_blocks = 0, done_binds = 0;
+	int rc = 0, e;
 
 	if (argc != 1)
 		return usage_error("restore: FILE|-");
@@ -827,186 +786,23 @@ static int do_restore(int argc, char **argv)
 	f = strcmp(file, "-") ? fopen(file, "r") : stdin;
 	if (!f)
 		return fail(errno, "restore: %s: %s", file, strerror(errno));
-	/* 1. read and check everything */
-	while (!rc && getline(&line, &len, f) >= 0) {
-		int wc;
-		char **w;
-
-		lineno++;
-		if (xtcam_split_words(line, &wc, &w)) {
-			rc = fail(ENOMEM, "restore: out of memory");
-			break;
-		}
-		if (!wc) {
-			free(w);
-			continue;
-		}
-		if (!strcmp(w[0], "block") && wc >= 3 && !strcmp(w[1], "add")) {
-			struct rblock *p = realloc(blocks, (nb + 1) * sizeof(*p));
-
-			if (!p) {
-				free(w);
-				rc = fail(ENOMEM, "restore: out of memory");
-				break;
-			}
-			blocks = p;
-			memset(&blocks[nb], 0, sizeof(blocks[nb]));
-			e = xtcam_block_spec_parse(wc - 2, w + 2, &blocks[nb].spec, err, sizeof(err));
-			if (e)
-				rc = fail(e, "restore: %s:%lu: %s (nothing restored)", file, lineno, err);
-			for (i = 0; !rc && i < nb; i++)
-				if (!strcmp(blocks[i].spec.name, blocks[nb].spec.name))
-					rc = fail(EEXIST, "restore: %s:%lu: block %s twice", file, lineno,
-						  blocks[nb].spec.name);
-			nb++;
-		} else if (!strcmp(w[0], "rule") && wc >= 3 && !strcmp(w[1], "add")) {
-			struct rblock *b = NULL;
-			struct xtcam_rule r;
-
-			for (i = 0; i < nb; i++)
-				if (!strcmp(blocks[i].spec.name, w[2]))
-					b = &blocks[i];
-			if (!b) {
-				rc = fail(ENOENT, "restore: %s:%lu: rule for block %s before its "
-					  "`block add`", file, lineno, w[2]);
-			} else if ((e = xtcam_rule_parse(wc - 3, w + 3, &r, &b->spec, err,
-							 sizeof(err)))) {
-				rc = fail(e, "restore: %s:%lu: %s (nothing restored)", file, lineno, err);
-			} else {
-				if (b->n == b->cap) {
-					struct xtcam_rule *p;
-
-					b->cap = b->cap ? 2 * b->cap : 256;
-					p = realloc(b->rules, b->cap * sizeof(*p));
-					if (!p) {
-						free(w);
-						rc = fail(ENOMEM, "restore: out of memory");
-						break;
-					}
-					b->rules = p;
-				}
-				b->rules[b->n++] = r;
-			}
-		} else if (!strcmp(w[0], "bind") && wc >= 2) {
-			struct rbind *p = realloc(binds, (nbind + 1) * sizeof(*p));
-
-			if (!p || wc > 16) {
-				rc = fail(p ? EINVAL : ENOMEM, "restore: %s:%lu: bad bind line", file, lineno);
-				free(w);
-				if (p)
-					binds = p;
-				break;
-			}
-			binds = p;
-			binds[nbind].line = strdup(line);
-			free(w);
-			if (!binds[nbind].line ||
-			    xtcam_split_words(binds[nbind].line, &binds[nbind].argc, &w)) {
-				rc = fail(ENOMEM, "restore: out of memory");
-				break;
-			}
-			memcpy(binds[nbind].argv, w, sizeof(char *) * (size_t)binds[nbind].argc);
-			free(w);
-			w = NULL;
-			binds[nbind].lineno = lineno;
-			nbind++;
-		} else {
-			rc = fail(EINVAL, "restore: %s:%lu: not a line of `xtcam save`: \"%s\"", file,
-				  lineno, w[0]);
-		}
-		free(w);
-	}
-	free(line);
+	/* the whole file, checked, before the lock */
+	e = xtcam_restore_read(f, f == stdin ? "stdin" : file, &rs, err, sizeof(err));
 	if (f != stdin)
 		fclose(f);
-	if (rc)
-		goto out;
-	/* 2. apply, undoing it all if anything fails */
-	if (!(c = open_ctx("*", XTCAM_OPEN_CREATE, &rc)))
-		goto out;
-	for (i = 0; i < nb; i++) {
-		struct xtcam_block_spec tmp;
-
-		if (!xtcam_block_spec_get(c, blocks[i].spec.name, &tmp)) {
-			rc = fail(EEXIST, "restore: block %s exists (xtcam flush first; nothing restored)",
-				  blocks[i].spec.name);
-			goto out;
-		}
+	if (e)
+		return fail(e, "restore: %s (nothing restored)", err);
+	if (!(c = open_ctx(NULL, XTCAM_OPEN_CREATE, &rc))) {
+		xtcam_restore_free(rs);
+		return rc;
 	}
-	for (i = 0; i < nb; i++) {
-		e = xtcam_cmd_block_add(c, &blocks[i].spec, err, sizeof(err));
-		if (!e) {
-			done_blocks++;
-			e = xtcam_cmd_rule_load(c, blocks[i].spec.name, blocks[i].rules, blocks[i].n,
-						false, false, err, sizeof(err));
-		}
-		if (e) {
-			rc = fail(e, "restore: %s (nothing restored)", err);
-			goto undo;
-		}
-	}
-	for (i = 0; i < nbind; i++) {
-		struct xtcam_bind_req r = { 0 };
-		int j, n = binds[i].argc;
-		char **a = binds[i].argv;
-
-		r.block = n > 1 ? a[1] : "";
-		for (j = 2; j + 1 < n; j += 2) {
-			if (!strcmp(a[j], "dev"))
-				r.dev = a[j + 1];
-			else if (!strcmp(a[j], "netns"))
-				r.netns = a[j + 1];
-			else if (!strcmp(a[j], "mode"))
-				r.mode = a[j + 1];
-			else if (!strcmp(a[j], "egress") || !strcmp(a[j], "force")) {
-				r.egress |= !strcmp(a[j], "egress");
-				r.force |= !strcmp(a[j], "force");
-				j--;
-			}
-		}
-		if (j < n && !strcmp(a[j], "egress"))
-			r.egress = true;
-		if (!r.dev) {
-			rc = fail(EINVAL, "restore: %s:%lu: bind without dev (nothing restored)", file,
-				  binds[i].lineno);
-			goto undo;
-		}
-		e = xtcam_cmd_bind(c, &r, NULL, err, sizeof(err));
-		if (e) {
-			rc = fail(e, "restore: %s:%lu: %s (nothing restored)", file, binds[i].lineno,
-				  err);
-			goto undo;
-		}
-		done_binds++;
-	}
-	ok();
-	goto out;
-undo:
-	while (done_binds--) {
-		struct rbind *b = &binds[done_binds];
-		int j;
-		const char *dev = NULL, *netns = NULL;
-
-		for (j = 2; j + 1 < b->argc; j++) {
-			if (!strcmp(b->argv[j], "dev"))
-				dev = b->argv[j + 1];
-			if (!strcmp(b->argv[j], "netns"))
-				netns = b->argv[j + 1];
-		}
-		if (dev)
-			xtcam_cmd_unbind(c, b->argv[1], dev, netns, err, sizeof(err));
-	}
-	while (done_blocks--)
-		xtcam_cmd_block_del(c, blocks[done_blocks].spec.name, err, sizeof(err));
-out:
+	e = xtcam_cmd_restore(c, rs, err, sizeof(err));
 	xtcam_close(c);
-	for (i = 0; i < nb; i++)
-		free(blocks[i].rules);
-	free(blocks);
-	for (i = 0; i < nbind; i++)
-		free(binds[i].line);
-	free(binds);
-	return rc;
+	xtcam_restore_free(rs);
+	if (e)
+		return fail(e, "restore: %s (nothing restored)", err);
+	ok();
+	return 0;
 }
 
 static int do_flush(int argc)

@@ -30,6 +30,13 @@ enum xtcam_open_flags {
  * terminated; NULL: none).  Repairs what a crash left half done. */
 int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *blocks,
 	       char *err, size_t errlen);
+/* How long xtcam_open waits for the lock another invocation holds: in ms,
+ * 0 not at all, < 0 for ever; the default is XTCAM_LOCK_WAIT_DEFAULT
+ * seconds.  After a second of waiting it says on stderr for whom (the
+ * holder's pid and command line); when the time is up xtcam_open fails
+ * with -ETIMEDOUT, and only then. */
+#define XTCAM_LOCK_WAIT_DEFAULT 30
+void xtcam_set_lock_wait(int ms);
 /* Lets go of the kernel objects (they stay) and the lock. */
 void xtcam_close(struct xtcam_ctx *ctx);
 
@@ -73,7 +80,8 @@ int xtcam_cmd_counters_reset(struct xtcam_ctx *c, const char *block, char *err,
 			     size_t errlen);
 /* the whole configuration as text that `restore` reads back */
 int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen);
-/* remove every block, binding and pin xtcam made */
+/* remove every block, binding and pin xtcam made, and nothing else: a
+ * folder without an xtcam registry is left as it is */
 int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen);
 
 /* the block spec and rules of a block (for the CLI's rule load checks) */

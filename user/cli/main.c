@@ -129,8 +129,9 @@ static const char *help_main =
 "where  OBJECT := { block | bind | unbind | rule | counters }\n"
 "       OPTIONS := { -j[son] | -p[retty] | -v[erbose] | -V[ersion] |\n"
 "                    -w[ait] SECONDS }\n"
-"-w: how long to wait for the lock another xtcam holds (default 30, 0: not at\n"
-"all); exit status 4 when it is still held then (1: an error, 2: bad usage).\n";
+"-w SECONDS: how long to wait for the lock another xtcam holds (default 30;\n"
+"0: fail at once).  Exit status: 0 done, 1 refused or failed, 2 bad options,\n"
+"4 the lock was still held after -w SECONDS.\n";
 
 static const char *help_block =
 "Usage: xtcam block add NAME [capacity N] [default pass|drop]\n"

@@ -372,7 +372,7 @@ static pid_t lock_holder_pid(int fd)
 /* "pid N (COMMAND LINE)" of whoever holds the lock: what the holder wrote
  * into the lock file, checked against the kernel's list of locks (a
  * holder that is not xtcam writes nothing there). */
-static void lock_holder(int fd, char *buf, size_t len)
+static bool lock_holder(int fd, char *buf, size_t len)
 {
 	char raw[512], cmd[384] = "", *nl;
 	pid_t pid = lock_holder_pid(fd), wrote = 0;
@@ -397,6 +397,7 @@ static void lock_holder(int fd, char *buf, size_t len)
 		snprintf(buf, len, "pid %d (%s)", (int)pid, cmd[0] ? cmd : "?");
 	else
 		snprintf(buf, len, "another process");
+	return pid;
 }
 
 /* Take the exclusive lock, waiting at most lock_wait_ms, and say after a
@@ -426,8 +427,10 @@ static int take_lock(int fd, const char *path, char *err, size_t errlen)
 					"(-w SECONDS waits longer)", path, who, lock_wait_ms / 1000);
 			return -ETIMEDOUT;
 		}
-		if (!told && waited >= 1000) {
-			lock_holder(fd, who, sizeof(who));
+		/* (a holder not found was letting go of it: look again, and
+		 * say it anyway a second later) */
+		if (!told && waited >= 1000 &&
+		    (lock_holder(fd, who, sizeof(who)) || waited >= 2000)) {
 			fprintf(stderr, "xtcam: waiting for the lock %s, held by %s\n", path, who);
 			told = true;
 		}

@@ -28,6 +28,8 @@ static void setup(void)
 	/* a folder of somebody else's, under a name of this test's */
 	snprintf(other, sizeof(other), "/sys/fs/bpf/xtcam-test-%d-other", (int)getpid());
 	setenv("XTCAM_INSTANCE", inst, 1);
+	/* the crash and stop points are strace's (make deps installs it) */
+	cr_assert_eq(t_sh(NULL, "strace -V"), 0, "strace is needed (apt-get install strace)");
 	if (!getenv("XTCAM_BIN"))
 		setenv("XTCAM_BIN", "build/xtcam", 1);
 }

@@ -28,7 +28,7 @@ endif
 DEB_PKGS := make gcc libc6-dev clang llvm libbpf-dev bpftool libxdp-dev \
 	xdp-tools libcriterion-dev libelf-dev zlib1g-dev pkg-config iproute2 \
 	libjson-c-dev ethtool nftables gnuplot-nox linux-libc-dev procps \
-	util-linux iputils-ping tcpdump
+	util-linux iputils-ping tcpdump strace
 # ... and the ones vmtest needs on top (kernels come from Debian too).
 VM_PKGS  := qemu-system-x86 busybox-static cpio kmod linux-source-6.1 bc \
 	bison flex libelf-dev libssl-dev dwarves xz-utils dpkg-dev

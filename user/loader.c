@@ -116,7 +116,9 @@ static bool find_orphan(__u32 ifindex, struct xtcam_attach_info *info)
 	return found;
 }
 
-/* A bind that a crash interrupted: undo what it may have done. */
+/* A bind that a crash interrupted: undo what it may have done.  An unbind
+ * that a crash interrupted (XTCAM_BIND_UNBINDING): finish it, the same
+ * way: detach the program if it is still there, forget the binding. */
 static void undo_pending(struct xtcam_ctx *c, const struct xtcam_bind_key *k,
 			 const struct xtcam_bind_rec *r)
 {
@@ -130,7 +132,9 @@ static void undo_pending(struct xtcam_ctx *c, const struct xtcam_bind_key *k,
 			find_orphan(r->ifindex, &info);
 			xtcam_hw_undo(r->ifindex);
 		}
-		if (info.prog_id)
+		if (info.prog_id && info.mode == XTCAM_MODE_HW)
+			xtcam_hw_detach(&info, err, sizeof(err));
+		else if (info.prog_id)
 			xtcam_detach(&info, err, sizeof(err));
 		xtcam_ns_leave(back);
 	}
@@ -766,6 +770,14 @@ int xtcam_cmd_unbind(struct xtcam_ctx *c, const char *block, const char *dev,
 	d = xtcam_core_dev_find(c->core, &(struct xtcam_net){ key.ns_dev, key.ns_ino },
 				key.ifindex);
 	info_of(&rec, &info);
+	/* a crash from here on: the next invocation finishes the unbind (see
+	 * undo_pending), rather than keep a binding whose program is gone */
+	rec.state = XTCAM_BIND_UNBINDING;
+	e = xtcam_state_binding_put(c->st, &key, &rec);
+	if (e) {
+		xtcam_set_err(err, errlen, "unbind: %s: cannot record it: %s", dev, strerror(-e));
+		return e;
+	}
 	c->req.netns = rec.netns;
 	c->req.dev = rec.dev;
 	c->req.old = binding_gone(&rec) ? NULL : &info;
@@ -1260,9 +1272,10 @@ int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
 
 int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen)
 {
+	struct xtcam_block_rec *brecs = NULL;
 	struct xtcam_bind_key *keys;
 	struct xtcam_bind_rec *recs;
-	size_t nk, i;
+	size_t nk, nb = 0, i;
 	int e = xtcam_state_bindings(c->st, &keys, &recs, &nk), first = 0;
 
 	if (e) {
@@ -1287,6 +1300,23 @@ int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen)
 	/* the core's objects go with the context; the pins go now */
 	xtcam_core_free(c->core);
 	c->core = NULL;
+	/* what unbinding left of the blocks' data paths (after a crash):
+	 * only the pins of xtcam's own layout, by name */
+	e = xtcam_state_blocks(c->st, &brecs, &nb);
+	for (i = 0; !e && i < nb; i++) {
+		char dir[256];
+
+		if (!xtcam_state_block_dir(c->st, brecs[i].name, "xdp", dir, sizeof(dir)))
+			xtcam_dp_unpin(dir);
+		xtcam_hw_orphans(c, brecs[i].name);
+		if (!xtcam_state_block_dir(c->st, brecs[i].name, NULL, dir, sizeof(dir)))
+			rmdir(dir);
+	}
+	free(brecs);
+	if (e && !first) {
+		first = e;
+		xtcam_set_err(err, errlen, "registry: cannot read blocks: %s", strerror(-e));
+	}
 	e = xtcam_state_destroy(c->st);
 	if (e && !first) {
 		first = e;

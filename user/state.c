@@ -9,14 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <signal.h>
+#include <time.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "state.h"
 #include "xtcam_registry.skel.h"
+#include "xtcam/loader.h"
 #include "errmsg.h"
 
 #ifndef BPF_FS_MAGIC
@@ -30,20 +34,47 @@ static bool is_bpffs(const char *path)
 	return !statfs(path, &s) && (unsigned long)s.f_type == BPF_FS_MAGIC;
 }
 
-/* XTCAM_INSTANCE names a separate state (tests use their own); the
- * default is "xtcam", /sys/fs/bpf/xtcam. */
-static const char *instance(void)
+/* XTCAM_INSTANCE names a separate state (tests use their own); unset or
+ * empty, the default "xtcam", /sys/fs/bpf/xtcam.  Any other value must be
+ * a plain name: falling back to the default would send a command meant for
+ * another state (a flush, say) to the default one. */
+#define INSTANCE_MAX 48
+
+static int instance(const char **out, char *err, size_t errlen)
 {
 	const char *e = getenv("XTCAM_INSTANCE");
-	const char *p;
+	char shown[4 * 64 + 8];
+	size_t n = 0, i;
+	bool ok;
 
-	if (!e || !*e || strlen(e) > 48 || e[0] == '.')
-		return "xtcam";
-	for (p = e; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
-			return "xtcam";
-	return e;
+	if (!e || !*e) {
+		*out = "xtcam";
+		return 0;
+	}
+	ok = strlen(e) <= INSTANCE_MAX;
+	for (i = 0; e[i]; i++)
+		if (!((e[i] >= 'a' && e[i] <= 'z') || (e[i] >= 'A' && e[i] <= 'Z') ||
+		      (e[i] >= '0' && e[i] <= '9') || e[i] == '-' || e[i] == '_'))
+			ok = false;
+	if (ok) {
+		*out = e;
+		return 0;
+	}
+	/* the value as given, control characters escaped, cut after 64 */
+	for (i = 0; e[i] && i < 64; i++) {
+		unsigned char ch = (unsigned char)e[i];
+
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\' && ch != '"')
+			shown[n++] = (char)ch;
+		else
+			n += (size_t)snprintf(shown + n, sizeof(shown) - n, "\\x%02x", ch);
+	}
+	if (e[i])
+		n += (size_t)snprintf(shown + n, sizeof(shown) - n, "...");
+	shown[n] = 0;
+	xtcam_set_err(err, errlen, "XTCAM_INSTANCE=\"%s\": an instance name is 1-%d letters, "
+		"digits, '-' or '_' (unset or empty: the default, xtcam)", shown, INSTANCE_MAX);
+	return -EINVAL;
 }
 
 /* Is this process inside one of the namespaces under /run/netns (as in
@@ -115,7 +146,7 @@ static bool ancestor_bpffs(char *path, size_t len)
 }
 
 /* Where the host's bpffs is, as this process can see it. */
-static int find_bpffs(char *root, size_t len, char *err, size_t errlen)
+static int find_bpffs(const char *inst, char *root, size_t len, char *err, size_t errlen)
 {
 	char up[128], here[128];
 	struct stat s;
@@ -123,9 +154,9 @@ static int find_bpffs(char *root, size_t len, char *err, size_t errlen)
 	if (is_bpffs("/sys/fs/bpf")) {
 		/* a bpffs mounted inside `ip netns exec` would be a new,
 		 * empty instance: prefer the host's where ours is */
-		snprintf(here, sizeof(here), "/sys/fs/bpf/%s", instance());
+		snprintf(here, sizeof(here), "/sys/fs/bpf/%s", inst);
 		if (stat(here, &s) && in_named_netns() && ancestor_bpffs(up, sizeof(up))) {
-			snprintf(root, len, "%s/%s", up, instance());
+			snprintf(root, len, "%s/%s", up, inst);
 			return 0;
 		}
 		snprintf(root, len, "%s", here);
@@ -145,12 +176,12 @@ static int find_bpffs(char *root, size_t len, char *err, size_t errlen)
 				strerror(e));
 			return -e;
 		}
-		snprintf(root, len, "/sys/fs/bpf/%s", instance());
+		snprintf(root, len, "/sys/fs/bpf/%s", inst);
 		return 0;
 	}
 	/* inside `ip netns exec`: /sys was remounted there */
 	if (ancestor_bpffs(up, sizeof(up))) {
-		snprintf(root, len, "%s/%s", up, instance());
+		snprintf(root, len, "%s/%s", up, inst);
 		return 0;
 	}
 	xtcam_set_err(err, errlen,
@@ -243,10 +274,249 @@ static int check_layout(struct xtcam_state *st, char *err, size_t errlen)
 	return 0;
 }
 
+/* --- the lock ------------------------------------------------------------- */
+
+/* How long xtcam_state_open waits for the lock: ms, < 0 for ever. */
+static int lock_wait_ms = XTCAM_LOCK_WAIT_DEFAULT * 1000;
+
+void xtcam_set_lock_wait(int ms)
+{
+	lock_wait_ms = ms;
+}
+
+static __u64 now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (__u64)t.tv_sec * 1000 + (__u64)t.tv_nsec / 1000000;
+}
+
+/* A command line as one printable line: arguments joined by spaces,
+ * control characters as '?', cut to len. */
+static void printable_cmdline(const char *raw, size_t n, char *buf, size_t len)
+{
+	size_t i, k = 0;
+
+	while (n && !raw[n - 1])
+		n--;
+	for (i = 0; i < n && k + 1 < len; i++) {
+		unsigned char ch = (unsigned char)raw[i];
+
+		buf[k++] = !ch ? ' ' : ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+	}
+	buf[k] = 0;
+}
+
+static void cmdline_of(pid_t pid, char *buf, size_t len)
+{
+	char p[64], raw[512];
+	ssize_t n = -1;
+	int fd;
+
+	buf[0] = 0;
+	snprintf(p, sizeof(p), "/proc/%d/cmdline", (int)pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, raw, sizeof(raw));
+		close(fd);
+	}
+	if (n > 0)
+		printable_cmdline(raw, (size_t)n, buf, len);
+}
+
+/* After taking the lock: who holds it, for those who wait ("PID\nCMDLINE\n"). */
+static void lock_note_holder(int fd)
+{
+	char line[384], text[448];
+	int n;
+
+	cmdline_of(getpid(), line, sizeof(line));
+	n = snprintf(text, sizeof(text), "%d\n%s\n", (int)getpid(), line);
+	if (n > 0 && !ftruncate(fd, 0) && pwrite(fd, text, (size_t)n, 0) < 0) {
+		/* only a courtesy to those who wait */
+	}
+}
+
+/* The process holding the flock on fd (from /proc/locks), or 0. */
+static pid_t lock_holder_pid(int fd)
+{
+	char line[256];
+	struct stat s;
+	pid_t pid = 0;
+	FILE *f;
+
+	if (fstat(fd, &s))
+		return 0;
+	f = fopen("/proc/locks", "re");
+	if (!f)
+		return 0;
+	while (!pid && fgets(line, sizeof(line), f)) {
+		unsigned int maj, min;
+		unsigned long ino;
+		int p;
+
+		/* "1: FLOCK  ADVISORY  WRITE 1234 00:19:5678 0 EOF"; waiters
+		 * have "->" after the number */
+		if (strstr(line, "->") || !strstr(line, "FLOCK"))
+			continue;
+		if (sscanf(line, "%*d: FLOCK %*s %*s %d %x:%x:%lu", &p, &maj, &min, &ino) == 4 &&
+		    ino == (unsigned long)s.st_ino && maj == major(s.st_dev) &&
+		    min == minor(s.st_dev))
+			pid = p;
+	}
+	fclose(f);
+	return pid;
+}
+
+/* "pid N (COMMAND LINE)" of whoever holds the lock: what the holder wrote
+ * into the lock file, checked against the kernel's list of locks (a
+ * holder that is not xtcam writes nothing there). */
+static bool lock_holder(int fd, char *buf, size_t len)
+{
+	char raw[512], cmd[384] = "", *nl;
+	pid_t pid = lock_holder_pid(fd), wrote = 0;
+	ssize_t n = pread(fd, raw, sizeof(raw) - 1, 0);
+
+	if (n > 0) {
+		raw[n] = 0;
+		wrote = (pid_t)atoi(raw);
+		nl = strchr(raw, '\n');
+		if (nl) {
+			char *end = strchr(nl + 1, '\n');
+
+			printable_cmdline(nl + 1, end ? (size_t)(end - nl - 1) : strlen(nl + 1),
+					  cmd, sizeof(cmd));
+		}
+	}
+	if (!pid)
+		pid = wrote > 0 && !kill(wrote, 0) ? wrote : 0;
+	if (pid && pid != wrote)
+		cmdline_of(pid, cmd, sizeof(cmd));
+	if (pid)
+		snprintf(buf, len, "pid %d (%s)", (int)pid, cmd[0] ? cmd : "?");
+	else
+		snprintf(buf, len, "another process");
+	return pid;
+}
+
+/* Take the exclusive lock, waiting at most lock_wait_ms, and say after a
+ * second whom we wait for. */
+static int take_lock(int fd, const char *path, char *err, size_t errlen)
+{
+	char who[448];
+	__u64 t0;
+	bool told = false;
+
+	if (!flock(fd, LOCK_EX | LOCK_NB))
+		goto got;
+	if (errno != EWOULDBLOCK)
+		goto fail;
+	t0 = now_ms();
+	for (;;) {
+		__u64 waited = now_ms() - t0;
+		struct timespec pause = { 0, 10 * 1000000 };
+
+		if (lock_wait_ms >= 0 && waited >= (__u64)lock_wait_ms) {
+			lock_holder(fd, who, sizeof(who));
+			if (!lock_wait_ms)
+				xtcam_set_err(err, errlen, "lock %s: held by %s; not waiting (-w 0)",
+					path, who);
+			else
+				xtcam_set_err(err, errlen, "lock %s: held by %s; gave up after %d s "
+					"(-w SECONDS waits longer)", path, who, lock_wait_ms / 1000);
+			return -ETIMEDOUT;
+		}
+		/* (a holder not found was letting go of it: look again, and
+		 * say it anyway a second later) */
+		if (!told && waited >= 1000 &&
+		    (lock_holder(fd, who, sizeof(who)) || waited >= 2000)) {
+			fprintf(stderr, "xtcam: waiting for the lock %s, held by %s\n", path, who);
+			told = true;
+		}
+		nanosleep(&pause, NULL);
+		if (!flock(fd, LOCK_EX | LOCK_NB))
+			break;
+		if (errno != EWOULDBLOCK)
+			goto fail;
+	}
+got:
+	lock_note_holder(fd);
+	return 0;
+fail:
+	xtcam_set_err(err, errlen, "lock %s: %s", path, strerror(errno));
+	return -errno;
+}
+
+/* --- the instance's folder ---------------------------------------------------- */
+
+/* The folder must be a directory of its own on bpffs: through a symbolic
+ * link the pins (and a flush) would land in the link's target. */
+static int check_root(const char *root, char *err, size_t errlen)
+{
+	struct stat s;
+
+	if (lstat(root, &s)) {
+		if (errno == ENOENT)
+			return 0;
+		xtcam_set_err(err, errlen, "state %s: %s", root, strerror(errno));
+		return -errno;
+	}
+	if (S_ISLNK(s.st_mode)) {
+		xtcam_set_err(err, errlen, "state %s is a symbolic link: xtcam keeps its state "
+			"only in a directory of its own on bpffs", root);
+		return -ELOOP;
+	}
+	if (!S_ISDIR(s.st_mode)) {
+		xtcam_set_err(err, errlen, "state %s is not a directory", root);
+		return -ENOTDIR;
+	}
+	if (!is_bpffs(root)) {
+		xtcam_set_err(err, errlen, "state %s is not on bpffs", root);
+		return -EXDEV;
+	}
+	return 0;
+}
+
+/* the registry's pins; "blocks" marks a complete one (pinned last) */
+static const char *const reg_names[] = { "blocks", "rules0", "rules1", "bindings" };
+enum { NREG = sizeof(reg_names) / sizeof(reg_names[0]) };
+
+static bool reg_name(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NREG; i++)
+		if (!strcmp(name, reg_names[i]))
+			return true;
+	return false;
+}
+
+/* The first entry of the folder that is not a registry pin, into buf;
+ * 0 when there is none (or no folder). */
+static int foreign_entry(const char *root, char *buf, size_t len)
+{
+	DIR *d = opendir(root);
+	struct dirent *de;
+	int found = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while (!found && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || reg_name(de->d_name))
+			continue;
+		snprintf(buf, len, "%s", de->d_name);
+		found = 1;
+	}
+	closedir(d);
+	return found;
+}
+
 int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t errlen)
 {
 	struct xtcam_state *st = calloc(1, sizeof(*st));
-	char path[PATH_MAX], lock[96];
+	char path[PATH_MAX], lock[96], other[256];
+	const char *inst;
 	size_t m;
 	int e;
 
@@ -255,23 +525,28 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 	st->fd_blocks = st->fd_rules[0] = st->fd_rules[1] = st->fd_bindings = -1;
 	/* the registry's maps; "blocks" first (the create pins it last) */
 	const struct { const char *name; int *fd; } reg[] = {
-		{ "blocks", &st->fd_blocks }, { "rules0", &st->fd_rules[0] },
-		{ "rules1", &st->fd_rules[1] }, { "bindings", &st->fd_bindings },
+		{ reg_names[0], &st->fd_blocks }, { reg_names[1], &st->fd_rules[0] },
+		{ reg_names[2], &st->fd_rules[1] }, { reg_names[3], &st->fd_bindings },
 	};
-	enum { NREG = sizeof(reg) / sizeof(reg[0]) };
-	snprintf(lock, sizeof(lock), "/run/%s.lock", instance());
-	st->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	e = instance(&inst, err, errlen);
+	if (e) {
+		st->lock_fd = -1;
+		goto fail;
+	}
+	snprintf(lock, sizeof(lock), "/run/%s.lock", inst);
+	st->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (st->lock_fd < 0) {
 		e = -errno;
 		xtcam_set_err(err, errlen, "lock %s: %s", lock, strerror(-e));
 		goto fail;
 	}
-	if (flock(st->lock_fd, LOCK_EX)) {
-		e = -errno;
-		xtcam_set_err(err, errlen, "lock %s: %s", lock, strerror(-e));
+	e = take_lock(st->lock_fd, lock, err, errlen);
+	if (e)
 		goto fail;
-	}
-	e = find_bpffs(st->root, sizeof(st->root), err, errlen);
+	e = find_bpffs(inst, st->root, sizeof(st->root), err, errlen);
+	if (e)
+		goto fail;
+	e = check_root(st->root, err, errlen);
 	if (e)
 		goto fail;
 	if ((e = pin_path(st, reg[0].name, path, sizeof(path))))
@@ -312,8 +587,23 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 		if (e)
 			goto fail;
 	} else if (create) {        /* no "blocks" (ENOENT): none yet */
-		struct xtcam_registry *skel = xtcam_registry__open_and_load();
+		struct xtcam_registry *skel;
 
+		/* a folder of somebody else's (XTCAM_INSTANCE=xdp, libxdp's):
+		 * not ours to fill, nor later to flush */
+		e = foreign_entry(st->root, other, sizeof(other));
+		if (e) {
+			if (e > 0) {
+				e = -EEXIST;
+				xtcam_set_err(err, errlen, "state %s holds pins xtcam did not make "
+					"(%s): not an xtcam state; choose another XTCAM_INSTANCE",
+					st->root, other);
+			} else {
+				xtcam_set_err(err, errlen, "state %s: %s", st->root, strerror(-e));
+			}
+			goto fail;
+		}
+		skel = xtcam_registry__open_and_load();
 		if (!skel) {
 			e = -errno;
 			xtcam_set_err(err, errlen, "registry: cannot create its maps: %s", strerror(-e));
@@ -855,33 +1145,29 @@ int xtcam_state_binding_del(struct xtcam_state *st, const struct xtcam_bind_key 
 
 /* --- flush ------------------------------------------------------------------ */
 
-static int rm_tree(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-	int e = 0;
-
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d))) {
-		char p[PATH_MAX];
-		struct stat s;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
-		if (!lstat(p, &s) && S_ISDIR(s.st_mode))
-			e = rm_tree(p) ?: e;
-		else if (unlink(p))
-			e = -errno;
-	}
-	closedir(d);
-	if (rmdir(path) && errno != ENOENT)
-		e = -errno;
-	return e;
-}
-
+/* Only what xtcam made: the registry's pins (the blocks' data paths are
+ * the loader's), "blocks" first so that a flush cut short leaves what
+ * reads as a registry whose create was cut short; then the folder, if
+ * nothing else is in it.  A folder without a registry is left alone,
+ * unless all it holds is the pins of a create cut short. */
 int xtcam_state_destroy(struct xtcam_state *st)
 {
-	return rm_tree(st->root);
+	char path[PATH_MAX], other[256];
+	size_t i;
+	int e = 0, f;
+
+	if (st->fd_blocks < 0) {
+		f = foreign_entry(st->root, other, sizeof(other));
+		if (f)
+			return f < 0 ? f : 0;
+	}
+	for (i = 0; i < NREG; i++) {
+		if (pin_path(st, reg_names[i], path, sizeof(path)))
+			return -ENAMETOOLONG;
+		if (unlink(path) && errno != ENOENT && !e)
+			e = -errno;
+	}
+	if (!e && rmdir(st->root) && errno != ENOENT && errno != ENOTEMPTY)
+		e = -errno;
+	return e;
 }

@@ -26,8 +26,10 @@ struct xtcam_state {
 	int lock_fd;
 };
 
-/* Find (or mount) bpffs, take the lock, open the registry, or create it
- * when missing and `create` is set.  Missing and not created, it reads as
+/* Check XTCAM_INSTANCE, take the lock (see xtcam_set_lock_wait), find (or
+ * mount) bpffs, open the registry, or create it when missing and `create`
+ * is set (refused in a folder that holds pins xtcam did not make).  The
+ * folder must be a directory on bpffs, not a symbolic link.  Missing and not created, it reads as
  * empty (no blocks, no bindings; every fd -1) and must not be written.
  * Refuses, with a message, to start from an empty registry when the
  * host's bpffs is not visible (inside `ip netns exec`). */
@@ -63,7 +65,9 @@ int xtcam_state_binding_put(struct xtcam_state *st, const struct xtcam_bind_key 
 			    const struct xtcam_bind_rec *rec);
 int xtcam_state_binding_del(struct xtcam_state *st, const struct xtcam_bind_key *k);
 
-/* remove everything under the root (xtcam flush) */
+/* remove the registry's pins and the folder when nothing else is left
+ * in it (xtcam flush, after the blocks' own pins are gone); a folder
+ * without a registry (somebody else's) is left as it is */
 int xtcam_state_destroy(struct xtcam_state *st);
 
 #endif

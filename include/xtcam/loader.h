@@ -32,6 +32,13 @@ enum xtcam_open_flags {
  * change, a bind, a restore that did not commit). */
 int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *blocks,
 	       char *err, size_t errlen);
+/* How long xtcam_open waits for the lock another invocation holds: in ms,
+ * 0 not at all, < 0 for ever; the default is XTCAM_LOCK_WAIT_DEFAULT
+ * seconds.  After a second of waiting it says on stderr for whom (the
+ * holder's pid and command line); when the time is up xtcam_open fails
+ * with -ETIMEDOUT, and only then. */
+#define XTCAM_LOCK_WAIT_DEFAULT 30
+void xtcam_set_lock_wait(int ms);
 /* Lets go of the kernel objects (they stay) and the lock. */
 void xtcam_close(struct xtcam_ctx *ctx);
 
@@ -91,7 +98,8 @@ void xtcam_restore_free(struct xtcam_restore *rs);
  * way: see xtcam_open) none.  -EEXIST if one of its blocks exists. */
 int xtcam_cmd_restore(struct xtcam_ctx *c, const struct xtcam_restore *rs, char *err,
 		      size_t errlen);
-/* remove every block, binding and pin xtcam made */
+/* remove every block, binding and pin xtcam made, and nothing else: a
+ * folder without an xtcam registry is left as it is */
 int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen);
 
 /* the block spec and rules of a block (for the CLI's rule load checks) */

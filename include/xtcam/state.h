@@ -54,6 +54,8 @@ struct xtcam_bind_key {
 enum xtcam_bind_state {
 	XTCAM_BIND_ACTIVE  = 1,
 	XTCAM_BIND_PENDING = 2,   /* being set up: undone if found after a crash */
+	XTCAM_BIND_UNBINDING = 3, /* being taken down: finished if found after
+				   * a crash */
 };
 
 struct xtcam_bind_rec {

@@ -19,6 +19,7 @@
 #include "xtcam/syntax.h"
 
 #define XTCAM_VERSION "0.1"
+#define EXIT_LOCK 4     /* another xtcam held the lock for longer than -w */
 
 static bool json_out, pretty;
 static int verbose;             /* -v: libbpf's warnings; -v -v: its whole log */
@@ -149,9 +150,13 @@ static const char *help_main =
 "       xtcam save > FILE ; xtcam restore FILE|-\n"
 "       xtcam flush\n"
 "where  OBJECT := { block | bind | unbind | rule | counters }\n"
-"       OPTIONS := { -j[son] | -p[retty] | -v[erbose] | -V[ersion] }\n"
+"       OPTIONS := { -j[son] | -p[retty] | -v[erbose] | -V[ersion] |\n"
+"                    -w[ait] SECONDS }\n"
 "       xtcam OBJECT help, xtcam OBJECT COMMAND --help: that object's usage\n"
-"-v shows libbpf's and libxdp's warnings, -v -v their whole log.\n";
+"-v shows libbpf's and libxdp's warnings, -v -v their whole log.\n"
+"-w SECONDS: how long to wait for the lock another xtcam holds (default 30;\n"
+"0: fail at once).  Exit status: 0 done, 1 refused or failed, 2 bad options,\n"
+"4 the lock was still held after -w SECONDS.\n";
 
 static const char *help_block =
 "Usage: xtcam block add NAME [capacity N] [default pass|drop]\n"
@@ -319,6 +324,8 @@ static struct xtcam_ctx *open_ctx(const char *block, unsigned int flags, int *rc
 
 	if (e) {
 		*rc = fail(e, "%s", err);
+		if (e == -ETIMEDOUT)
+			*rc = EXIT_LOCK;        /* the lock: see help_main */
 		return NULL;
 	}
 	return c;
@@ -823,6 +830,23 @@ static int do_flush(int argc)
 	return 0;
 }
 
+/* -w SECONDS: plain decimal, 0 to 86400 */
+static int set_wait(const char *arg)
+{
+	char *end;
+	unsigned long s;
+
+	errno = 0;
+	s = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] < '0' || arg[0] > '9' || s > 86400) {
+		fprintf(stderr, "%s: -w: \"%s\" is not a number of seconds (0-86400)\n", cmdname,
+			arg);
+		return -EINVAL;
+	}
+	xtcam_set_lock_wait((int)s * 1000);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -831,6 +855,7 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "wait", required_argument, NULL, 'w' },
 		{ 0 }
 	};
 	static const char *const objects[] = { "block", "bind", "unbind", "rule", "counters",
@@ -848,11 +873,16 @@ int main(int argc, char **argv)
 			json_out = pretty = true;
 		else if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
 			verbose++;
-		else
+		else if (argc > 3 && (!strcmp(argv[argc - 2], "-w") ||
+				      !strcmp(argv[argc - 2], "--wait"))) {
+			if (set_wait(a))
+				return 2;
+			argc--;
+		} else
 			break;
 		argc--;
 	}
-	while ((o = getopt_long(argc, argv, "+jpvVh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+jpvVhw:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'j': json_out = true; break;
 		case 'p': json_out = pretty = true; break;
@@ -860,6 +890,9 @@ int main(int argc, char **argv)
 		case 'V': printf("xtcam %s (libbpf %s)\n", XTCAM_VERSION, libbpf_version_string());
 			  return 0;
 		case 'h': return help(help_main);
+		case 'w': if (set_wait(optarg))
+				  return 2;
+			  break;
 		default:
 			fputs(help_main, stderr);
 			return 2;

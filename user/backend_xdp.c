@@ -178,6 +178,9 @@ int xtcam_xdp_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_pri
 		case XTCAM_RULE_REPLACE:
 			ops[i].cmd = op->cmd == XTCAM_RULE_ADD ? XTCAM_DP_ADD : XTCAM_DP_REPLACE;
 			ops[i].rule = op->rule;
+			/* counters belong to the rule, not to its handle */
+			ops[i].fresh_counters = op->cmd == XTCAM_RULE_REPLACE && op->old &&
+						!xtcam_rule_equal(op->old, op->rule);
 			e = resolve_action(x, op->rule, &ops[i].act, err, sizeof(err));
 			break;
 		case XTCAM_RULE_DEL:

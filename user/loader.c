@@ -571,6 +571,9 @@ static int attach_dev(struct xtcam_ctx *c, struct xtcam_block *b, const char *ne
 	return e;
 }
 
+static int check_bind_targets(const struct xtcam_block *b, const char *netns, char *err,
+			      size_t errlen);
+
 int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_object **out,
 		   char *err, size_t errlen)
 {
@@ -602,6 +605,16 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 	e = xtcam_ns_ifindex(netns, r->dev, &ifindex, err, errlen);
 	if (e)
 		return e;
+	if (!xtcam_xdp_blk(b)) {
+		char why[XTCAM_ERRMSG_MAX] = "";
+
+		/* the data path comes with this bind: its redirects resolve here */
+		e = check_bind_targets(b, netns, why, sizeof(why));
+		if (e) {
+			xtcam_set_err(err, errlen, "bind: %s: %s", r->dev, why);
+			return e;
+		}
+	}
 	if (!find_binding(c, &id, ifindex, netns, r->dev, &okey, &orec)) {
 		xtcam_set_err(err, errlen, "bind: %s is already bound to block %s", r->dev, orec.block);
 		return -EBUSY;
@@ -767,6 +780,102 @@ static __u32 max_handle(const struct xtcam_block *b)
 	return h;
 }
 
+/*
+ * What an action needs from the machine, checked when the rule comes in
+ * rather than at the next bind: a CPU that exists and that the cpumap
+ * holds, and a redirect device in a namespace that is known now (the
+ * rule's `netns NS`).  A redirect without netns goes to the namespace of
+ * the device the block is (or will be) bound to: on a bound block the data
+ * path resolves it with the change, on an unbound one the bind checks it
+ * (check_bind_targets()).  err gets "action ...: why".
+ */
+static int check_action(const struct xtcam_rule_action *a, char *err, size_t errlen)
+{
+	char why[XTCAM_ERRMSG_MAX] = "";
+	__u32 ifindex;
+	int n, e;
+
+	switch (a->type) {
+	case XTCAM_ACT_CPU:
+		n = libbpf_num_possible_cpus();
+		if (n < 0) {
+			xtcam_set_err(err, errlen, "action cpu %u: cannot tell which CPUs exist: %s",
+				      a->cpu, strerror(-n));
+			return n;
+		}
+		if (a->cpu < (__u32)n && a->cpu < XTCAM_CPUMAP_SIZE)
+			return 0;
+		if (a->cpu < (__u32)n)
+			xtcam_set_err(err, errlen, "action cpu %u: the cpumap holds CPUs 0-%u only",
+				      a->cpu, XTCAM_CPUMAP_SIZE - 1);
+		else if (n == 1)
+			xtcam_set_err(err, errlen, "action cpu %u: only CPU 0 exists", a->cpu);
+		else
+			xtcam_set_err(err, errlen, "action cpu %u: only CPUs 0-%d exist", a->cpu,
+				      n - 1);
+		return -EINVAL;
+	case XTCAM_ACT_REDIRECT:
+		if (!a->netns[0])
+			return 0;
+		e = xtcam_ns_ifindex(a->netns, a->dev, &ifindex, why, sizeof(why));
+		if (e)
+			xtcam_set_err(err, errlen, "action redirect %s", why[0] ? why : strerror(-e));
+		return e;
+	default:
+		return 0;
+	}
+}
+
+/* A block about to get its data path in namespace netns: each redirect
+ * without netns of its own goes there, so its device must be there. */
+static int check_bind_targets(const struct xtcam_block *b, const char *netns, char *err,
+			      size_t errlen)
+{
+	size_t n = xtcam_block_rule_count(b), i;
+
+	for (i = 0; i < n; i++) {
+		const struct xtcam_rule *r = xtcam_block_rule_at(b, i);
+		char why[XTCAM_ERRMSG_MAX] = "";
+		__u32 ifindex;
+		int e;
+
+		if (r->action.type != XTCAM_ACT_REDIRECT || r->action.netns[0])
+			continue;
+		e = xtcam_ns_ifindex(netns, r->action.dev, &ifindex, why, sizeof(why));
+		if (e) {
+			xtcam_set_err(err, errlen, "block %s: handle %u: action redirect %s",
+				      b->spec.name, r->handle, why[0] ? why : strerror(-e));
+			return e;
+		}
+	}
+	return 0;
+}
+
+/* check_action() for each rule that comes in with ops; err names the
+ * block, and the handle when with_handle. */
+static int check_actions(const char *block, const struct xtcam_rule_op *ops, size_t n,
+			 bool with_handle, char *err, size_t errlen)
+{
+	char why[XTCAM_ERRMSG_MAX];
+	size_t i;
+	int e;
+
+	for (i = 0; i < n; i++) {
+		if (ops[i].cmd == XTCAM_RULE_DEL || !ops[i].rule)
+			continue;
+		e = check_action(&ops[i].rule->action, why, sizeof(why));
+		if (!e)
+			continue;
+		if (with_handle)
+			xtcam_set_err(err, errlen, "block %s: handle %u: %s", block,
+				      ops[i].rule->handle, why);
+		else
+			xtcam_set_err(err, errlen, "block %s: %s", block, why);
+		return e;
+	}
+	return 0;
+}
+
 /* Apply ops to a block: capacity, registry stage, core (backends), commit. */
 static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
 		      size_t n, char *err, size_t errlen);
@@ -908,6 +1017,16 @@ int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb 
 		op.old = old;
 		break;
 	}
+	if (v != XTCAM_VERB_DEL) {
+		char why[XTCAM_ERRMSG_MAX] = "";
+		int e = check_actions(block, &op, 1, false, why, sizeof(why));
+
+		if (e) {
+			xtcam_set_err(err, errlen, "rule %s: %s",
+				      v == XTCAM_VERB_ADD ? "add" : "replace", why);
+			return e;
+		}
+	}
 	return apply(c, block, &op, 1, err, errlen);
 }
 
@@ -992,6 +1111,9 @@ int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rul
 			ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &sorted[i], NULL };
 		}
 	}
+	e = check_actions(block, ops, nops, true, err, errlen);
+	if (e)
+		goto out;
 	if (check) {
 		struct xtcam_block_rec rec;
 		__s64 entries;

@@ -715,3 +715,107 @@ Test(traffic, replace_keeps_counters_of_unchanged_rules_only)
 	cr_assert_eq(pk, 0, "another rule under handle 2: %lld", pk);
 	unlink(path);
 }
+
+/* the block's notes (`block show -j`), "" when it has none */
+static char *block_notes(const char *block)
+{
+	json_object *arr, *notes;
+	char *o = NULL, *r;
+
+	cr_assert_eq(t_xtcam(&o, "-j block show %s", block), 0, "%s", o);
+	arr = json_tokener_parse(o);
+	cr_assert(arr, "%s", o);
+	if (json_object_object_get_ex(json_object_array_get_idx(arr, 0), "notes", &notes))
+		r = strdup(json_object_to_json_string(notes));
+	else
+		r = strdup("");
+	json_object_put(arr);
+	free(o);
+	return r;
+}
+
+/* Frames that vanish: a native binding's redirect to a veth whose peer has
+ * neither a native XDP program nor GRO drops every frame while the rule
+ * counts it; `block show` says so, and stops saying so once the peer can
+ * take them. */
+Test(traffic, block_show_notes_frames_that_vanish)
+{
+	struct t_pair p;
+	struct pkt_spec s;
+	struct pkt f[5];
+	struct t_rx rx;
+	char out[16], peer[16], *n, *o = NULL;
+	int i;
+
+	cr_assert_eq(t_pair_make(&p, "v"), 0);
+	snprintf(out, sizeof(out), "vo%d", (int)getpid() % 10000);
+	snprintf(peer, sizeof(peer), "vp%d", (int)getpid() % 10000);
+	cr_assert_eq(t_sh(NULL, "ip -n %s link add %s type veth peer name %s netns %s && "
+			  "ip -n %s link set %s up && ip -n %s link set %s up && "
+			  "ip netns exec %s ethtool -K %s gro off", p.ns_a, out, peer, p.ns_b,
+			  p.ns_a, out, p.ns_b, peer, p.ns_b, peer), 0);
+	XT_OK("block add vb");
+	XT_OK("rule add vb prio 1 handle 1 ip_proto udp dst_port 5000 action redirect dev %s", out);
+	n = block_notes("vb");
+	cr_assert_str_eq(n, "", "unbound: nothing runs, no note: %s", n);
+	free(n);
+	XT_OK("bind vb dev %s netns %s mode native", p.a, p.ns_a);
+
+	/* the frames vanish while the rule counts them ... */
+	t_frame(&p, &s, 0);
+	s.dport = 5000;
+	for (i = 0; i < 5; i++)
+		t_frame_build(&s, 0x9001, &f[i]);
+	cr_assert_eq(t_rx_open(&rx, p.ns_b, peer), 0);
+	cr_assert_eq(t_send(p.ns_b, p.b, f, 5), 5);
+	cr_assert_eq(t_rx_count(&rx, 0x9001, 300), 0, "GRO off, no XDP on %s: dropped", peer);
+	t_rx_close(&rx);
+	cr_assert_eq(rule_packets("vb", 1), 5);
+	/* ... and block show says so, in JSON and in text */
+	n = block_notes("vb");
+	cr_assert(strstr(n, "redirect dev ") && strstr(n, out) && strstr(n, peer) &&
+		  strstr(n, "GRO off"), "%s", n);
+	free(n);
+	cr_assert_eq(t_xtcam(&o, "block show vb"), 0, "%s", o);
+	cr_assert(strstr(o, "    note: redirect dev "), "%s", o);
+	free(o);
+
+	/* GRO on: the frames arrive, no note */
+	cr_assert_eq(t_sh(NULL, "ip netns exec %s ethtool -K %s gro on", p.ns_b, peer), 0);
+	n = block_notes("vb");
+	cr_assert_str_eq(n, "", "%s", n);
+	free(n);
+	cr_assert_eq(t_rx_open(&rx, p.ns_b, peer), 0);
+	cr_assert_eq(t_send(p.ns_b, p.b, f, 5), 5);
+	cr_assert_eq(t_rx_count(&rx, 0x9001, 300), 5, "GRO on %s: delivered", peer);
+	t_rx_close(&rx);
+
+	/* GRO off with a native XDP program on the peer: no note either */
+	cr_assert_eq(t_sh(NULL, "ip netns exec %s ethtool -K %s gro off && "
+			  "ip -n %s link set dev %s xdpdrv obj build/tests/progs/count_pass.bpf.o "
+			  "sec xdp", p.ns_b, peer, p.ns_b, peer), 0);
+	n = block_notes("vb");
+	cr_assert_str_eq(n, "", "%s", n);
+	free(n);
+
+	/* cpu N: on a native binding whose veth peer sends with tx checksum
+	 * offload, and on a generic binding */
+	XT_OK("rule add vb prio 2 handle 2 ip_proto udp dst_port 5001 action cpu 0");
+	n = block_notes("vb");
+	cr_assert(strstr(n, "action cpu on ") && strstr(n, p.b) && strstr(n, "tx checksum"),
+		  "%s", n);
+	free(n);
+	cr_assert_eq(t_sh(NULL, "ip netns exec %s ethtool -K %s tx off", p.ns_b, p.b), 0);
+	n = block_notes("vb");
+	cr_assert_str_eq(n, "", "%s", n);
+	free(n);
+	XT_OK("unbind vb dev %s netns %s", p.a, p.ns_a);
+	XT_OK("bind vb dev %s netns %s mode generic", p.a, p.ns_a);
+	n = block_notes("vb");
+	cr_assert(strstr(n, "action cpu on ") && strstr(n, "(generic)"), "%s", n);
+	free(n);
+	XT_OK("rule del vb handle 2");
+	n = block_notes("vb");
+	cr_assert_str_eq(n, "", "no cpu rule left: %s", n);
+	free(n);
+}

@@ -122,7 +122,7 @@ struct {
 /* CPU steering targets */
 struct {
 	__uint(type, BPF_MAP_TYPE_CPUMAP);
-	__uint(max_entries, 64);
+	__uint(max_entries, XTCAM_CPUMAP_SIZE);
 	__type(key, __u32);
 	__type(value, struct bpf_cpumap_val);
 } cpumap SEC(".maps");
@@ -139,7 +139,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CPUMAP);
-	__uint(max_entries, 64);
+	__uint(max_entries, XTCAM_CPUMAP_SIZE);
 	__type(key, __u32);
 	__type(value, struct bpf_cpumap_val);
 } cpumap_nf SEC(".maps");

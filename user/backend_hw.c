@@ -266,8 +266,8 @@ static int hw_table(const struct xtcam_block *b, const char *prefix, const char 
  * default action meanwhile), counters of new rules are zeroed, the changed
  * entries are written, then the new count makes them live.
  */
-static int hw_rewrite(struct hw_dev *h, const struct xtcam_hw_table *t,
-		      const struct xtcam_hw_image *nimg)
+static int hw_rewrite_from(struct hw_dev *h, const struct xtcam_hw_table *t,
+			   const struct xtcam_hw_image *nimg, const struct xtcam_hw_image *prev)
 {
 	struct xtcam_hw_counter zc = { 0 };
 	struct xtcam_hw_cfg cfg;
@@ -284,7 +284,7 @@ static int hw_rewrite(struct hw_dev *h, const struct xtcam_hw_table *t,
 			return -errno;
 	}
 	for (i = 0; i < h->max && i < XTCAM_HW_MAX_ENTRIES; i++)
-		if (nimg->handle[i] && nimg->handle[i] != h->img.handle[i] &&
+		if (nimg->handle[i] && nimg->handle[i] != prev->handle[i] &&
 		    bpf_map_update_elem(h->cnt_fd, &i, &zc, 0))
 			return -errno;
 	for (i = d; i < t->nentries; i++)
@@ -298,6 +298,14 @@ static int hw_rewrite(struct hw_dev *h, const struct xtcam_hw_table *t,
 	h->last = *t;
 	h->img = *nimg;
 	return 0;
+}
+
+static int hw_rewrite(struct hw_dev *h, const struct xtcam_hw_table *t,
+		      const struct xtcam_hw_image *nimg)
+{
+	struct xtcam_hw_image prev = h->img;
+
+	return hw_rewrite_from(h, t, nimg, &prev);
 }
 
 /* --- the block callback ---------------------------------------------------- */
@@ -317,7 +325,7 @@ int xtcam_hw_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_priv
 	struct xtcam_rules_offload *o = type_data;
 	struct hw_dev *h = cb_priv;
 	struct xtcam_hw_table *t = NULL;
-	struct xtcam_hw_image nimg;
+	struct xtcam_hw_image nimg, prev = h->img;
 	struct xtcam_rule *nr;
 	size_t n = h->nrules, i;
 	char err[XTCAM_ERRMSG_MAX] = "";
@@ -359,10 +367,17 @@ int xtcam_hw_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_priv
 				nr[n++] = *r;
 			break;
 		case XTCAM_RULE_REPLACE:
-			if (at < 0)
+			if (at < 0) {
 				e = -ENOENT;
-			else
-				nr[at] = *r;
+				break;
+			}
+			/* a changed rule is a new rule: it gets its own counter,
+			 * from zero, whatever its handle */
+			if (!xtcam_rule_equal(&nr[at], r))
+				for (__u32 k = 0; k < XTCAM_HW_MAX_ENTRIES; k++)
+					if (prev.handle[k] == r->handle)
+						prev.handle[k] = 0;
+			nr[at] = *r;
 			break;
 		case XTCAM_RULE_DEL:
 			if (at < 0) {
@@ -382,10 +397,10 @@ int xtcam_hw_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_priv
 		     o->ops[i - 1].old ? o->ops[i - 1].old->handle : 0, strerror(-e), h->devname);
 	memset(&nimg, 0, sizeof(nimg));
 	if (!e)
-		e = hw_table(h->block, "", h->devname, h->ident->odev, nr, n, h->max, &h->img,
+		e = hw_table(h->block, "", h->devname, h->ident->odev, nr, n, h->max, &prev,
 			     t, &nimg, err, sizeof(err));
 	if (!e) {
-		e = hw_rewrite(h, t, &nimg);
+		e = hw_rewrite_from(h, t, &nimg, &prev);
 		if (e) {
 			struct xtcam_hw_table back = h->last;
 			struct xtcam_hw_image bimg = h->img;

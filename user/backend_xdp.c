@@ -22,6 +22,7 @@
 #include "xtcam/compile.h"
 #include "loader_int.h"
 #include "nsenter.h"
+#include "errmsg.h"
 
 static void blk_release(void *priv)
 {
@@ -77,7 +78,7 @@ static int target_slot(struct xdp_blk *x, const char *netns, const char *dev,
 			freeslot = i;
 	}
 	if (freeslot == XTCAM_MAX_TARGETS) {
-		snprintf(err, errlen, "redirect dev %s: more than %d redirect targets in one block",
+		snprintf(err, errlen, "action redirect dev %s: more than %d redirect targets in one block",
 			 dev, XTCAM_MAX_TARGETS);
 		return -ENOSPC;
 	}
@@ -85,7 +86,7 @@ static int target_slot(struct xdp_blk *x, const char *netns, const char *dev,
 	if (e) {
 		char tmp[XTCAM_ERRMSG_MAX];
 
-		snprintf(tmp, sizeof(tmp), "redirect %s", err);
+		snprintf(tmp, sizeof(tmp), "action redirect %s", err);
 		snprintf(err, errlen, "%s", tmp);
 		return e;
 	}
@@ -98,7 +99,7 @@ static int target_slot(struct xdp_blk *x, const char *netns, const char *dev,
 		e = -errno;
 	xtcam_ns_leave(saved);
 	if (e) {
-		snprintf(err, errlen, "redirect dev %s: cannot add it to the devmap: %s", dev,
+		snprintf(err, errlen, "action redirect dev %s: cannot add it to the devmap: %s", dev,
 			 strerror(-e));
 		return e;
 	}
@@ -178,7 +179,18 @@ int xtcam_xdp_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_pri
 		case XTCAM_RULE_REPLACE:
 			ops[i].cmd = op->cmd == XTCAM_RULE_ADD ? XTCAM_DP_ADD : XTCAM_DP_REPLACE;
 			ops[i].rule = op->rule;
+			/* counters belong to the rule, not to its handle */
+			ops[i].fresh_counters = op->cmd == XTCAM_RULE_REPLACE && op->old &&
+						!xtcam_rule_equal(op->old, op->rule);
 			e = resolve_action(x, op->rule, &ops[i].act, err, sizeof(err));
+			if (e) {
+				char why[XTCAM_ERRMSG_MAX];
+
+				/* name the rule: at a bind it is one of many */
+				snprintf(why, sizeof(why), "%s", err);
+				xtcam_set_err(err, sizeof(err), "handle %u: %s", op->rule->handle,
+					      why[0] ? why : strerror(-e));
+			}
 			break;
 		case XTCAM_RULE_DEL:
 			ops[i].cmd = XTCAM_DP_DEL;

@@ -1695,10 +1695,10 @@ int xtcam_dp_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 			e = do_remove(&t, h, &cnt);
 			if (e)
 				break;
-			if (op->cmd == XTCAM_DP_DEL)
+			if (op->cmd == XTCAM_DP_DEL || op->fresh_counters)
 				e = push_u32(&t.fcnts, &t.nfcnts, &t.capc, cnt);
-			else
-				e = do_insert(&t, op->rule, &op->act, cnt, false);
+			if (!e && op->cmd == XTCAM_DP_REPLACE)
+				e = do_insert(&t, op->rule, &op->act, cnt, op->fresh_counters);
 			break;
 		default:
 			e = -EINVAL;

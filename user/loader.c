@@ -25,6 +25,7 @@
 #include "loader_int.h"
 #include "nsenter.h"
 #include "errmsg.h"
+#include "vanish.h"
 
 static const struct xtcam_net host_id = { 0, 0 };
 
@@ -448,6 +449,98 @@ static json_object *binding_json(const struct xtcam_bind_rec *r)
 	return o;
 }
 
+/*
+ * Notes on what the block's bindings make of its rules where frames vanish
+ * after a rule counted them (vanish.c): redirects from a native binding to
+ * a veth whose peer drops them, `cpu N` from a generic binding, and from a
+ * native one on a veth whose peer sends with partial checksums.  The
+ * devices are looked at first (the data path's redirect targets, at most
+ * XTCAM_MAX_TARGETS, and the bindings); only when one of them would drop
+ * frames are the rules read, to see whether any rule sends frames there.
+ */
+static json_object *block_notes(struct xtcam_ctx *c, struct xtcam_block *blk,
+				const struct xtcam_block_rec *brec,
+				const struct xtcam_bind_rec *recs, size_t nk)
+{
+	struct xdp_blk *x = xtcam_xdp_blk(blk);
+	json_object *notes = json_object_new_array();
+	char tnote[XTCAM_MAX_TARGETS][XTCAM_MSG_MAX], note[XTCAM_MSG_MAX];
+	struct xtcam_target tg[XTCAM_MAX_TARGETS];
+	const struct xtcam_rule *core_rules = NULL;
+	struct xtcam_rule *rules = NULL;
+	bool native = false, generic = false, cpu = false, want_cpu = false;
+	size_t n = 0, i, k, ntg = 0;
+	__u32 slot;
+	int tfd;
+
+	if (!x)
+		return notes;
+	for (k = 0; k < nk; k++) {
+		if (recs[k].state != XTCAM_BIND_ACTIVE || strcmp(recs[k].block, blk->spec.name))
+			continue;
+		native |= !strcmp(recs[k].mode, "native");
+		generic |= !strcmp(recs[k].mode, "generic");
+	}
+	tfd = xtcam_dp_map_fd(x->dp, XTCAM_MAP_TARGETS);
+	for (slot = 0; native && slot < XTCAM_MAX_TARGETS; slot++) {
+		struct xtcam_target t;
+
+		if (bpf_map_lookup_elem(tfd, &slot, &t) || !t.used)
+			continue;
+		t.netns[sizeof(t.netns) - 1] = 0;
+		t.dev[sizeof(t.dev) - 1] = 0;
+		if (xtcam_redirect_note(t.netns, t.dev, tnote[ntg], sizeof(tnote[ntg])) == 1)
+			tg[ntg++] = t;
+	}
+	want_cpu = generic;
+	for (k = 0; native && !want_cpu && k < nk; k++)
+		if (recs[k].state == XTCAM_BIND_ACTIVE && !strcmp(recs[k].block, blk->spec.name) &&
+		    !strcmp(recs[k].mode, "native"))
+			want_cpu = xtcam_cpu_note(recs[k].netns, recs[k].dev, note, sizeof(note)) == 1;
+	if (!ntg && !want_cpu)
+		return notes;
+
+	/* which of them do the rules use? */
+	/* a show loads no block's rules into the core: read them here */
+	n = xtcam_block_rule_count(blk);
+	if (n != brec->nrules && xtcam_state_rules(c->st, brec, false, &rules, &n)) {
+		rules = NULL;
+		n = xtcam_block_rule_count(blk);
+	}
+	for (i = 0; i < n; i++) {
+		const struct xtcam_rule_action *a;
+
+		if (!rules)
+			core_rules = xtcam_block_rule_at(blk, i);
+		a = rules ? &rules[i].action : &core_rules->action;
+		cpu |= a->type == XTCAM_ACT_CPU;
+		if (a->type != XTCAM_ACT_REDIRECT)
+			continue;
+		for (k = 0; k < ntg; k++)
+			if (tnote[k][0] && !strcmp(tg[k].dev, a->dev) &&
+			    !strcmp(tg[k].netns, a->netns[0] ? a->netns : x->default_ns)) {
+				json_object_array_add(notes, json_object_new_string(tnote[k]));
+				tnote[k][0] = 0;        /* once */
+			}
+	}
+	free(rules);
+	for (k = 0; cpu && k < nk; k++) {
+		if (recs[k].state != XTCAM_BIND_ACTIVE || strcmp(recs[k].block, blk->spec.name))
+			continue;
+		if (!strcmp(recs[k].mode, "generic")) {
+			snprintf(note, sizeof(note), "action cpu on %s%s%s (generic): frames a generic "
+				 "binding sends to another CPU can be dropped by the kernel after the "
+				 "switch (IpInHdrErrors) while the rule counts them; bind native",
+				 recs[k].dev, recs[k].netns[0] ? " netns " : "", recs[k].netns);
+			json_object_array_add(notes, json_object_new_string(note));
+		} else if (!strcmp(recs[k].mode, "native") &&
+			   xtcam_cpu_note(recs[k].netns, recs[k].dev, note, sizeof(note)) == 1) {
+			json_object_array_add(notes, json_object_new_string(note));
+		}
+	}
+	return notes;
+}
+
 int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **out,
 			 char *err, size_t errlen)
 {
@@ -504,6 +597,14 @@ int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **ou
 			if (recs[j].state == XTCAM_BIND_ACTIVE && !strcmp(recs[j].block, b[i].name))
 				json_object_array_add(bd, binding_json(&recs[j]));
 		json_object_object_add(o, "bindings", bd);
+		if (blk) {
+			json_object *notes = block_notes(c, blk, &b[i], recs, nk);
+
+			if (json_object_array_length(notes))
+				json_object_object_add(o, "notes", notes);
+			else
+				json_object_put(notes);
+		}
 		json_object_array_add(arr, o);
 	}
 	free(b);
@@ -600,6 +701,9 @@ static int attach_dev(struct xtcam_ctx *c, struct xtcam_block *b, const char *ne
 	return e;
 }
 
+static int check_bind_targets(const struct xtcam_block *b, const char *netns, char *err,
+			      size_t errlen);
+
 int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_object **out,
 		   char *err, size_t errlen)
 {
@@ -632,6 +736,16 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 	e = xtcam_ns_ifindex(netns, r->dev, &ifindex, err, errlen);
 	if (e)
 		return e;
+	if (!xtcam_xdp_blk(b)) {
+		char why[XTCAM_ERRMSG_MAX] = "";
+
+		/* the data path comes with this bind: its redirects resolve here */
+		e = check_bind_targets(b, netns, why, sizeof(why));
+		if (e) {
+			xtcam_set_err(err, errlen, "bind: %s: %s", r->dev, why);
+			return e;
+		}
+	}
 	if (!find_binding(c, &id, ifindex, netns, r->dev, &okey, &orec)) {
 		xtcam_set_err(err, errlen, "bind: %s is already bound to block %s", r->dev, orec.block);
 		return -EBUSY;
@@ -806,6 +920,102 @@ static __u32 max_handle(const struct xtcam_block *b)
 	return h;
 }
 
+/*
+ * What an action needs from the machine, checked when the rule comes in
+ * rather than at the next bind: a CPU that exists and that the cpumap
+ * holds, and a redirect device in a namespace that is known now (the
+ * rule's `netns NS`).  A redirect without netns goes to the namespace of
+ * the device the block is (or will be) bound to: on a bound block the data
+ * path resolves it with the change, on an unbound one the bind checks it
+ * (check_bind_targets()).  err gets "action ...: why".
+ */
+static int check_action(const struct xtcam_rule_action *a, char *err, size_t errlen)
+{
+	char why[XTCAM_ERRMSG_MAX] = "";
+	__u32 ifindex;
+	int n, e;
+
+	switch (a->type) {
+	case XTCAM_ACT_CPU:
+		n = libbpf_num_possible_cpus();
+		if (n < 0) {
+			xtcam_set_err(err, errlen, "action cpu %u: cannot tell which CPUs exist: %s",
+				      a->cpu, strerror(-n));
+			return n;
+		}
+		if (a->cpu < (__u32)n && a->cpu < XTCAM_CPUMAP_SIZE)
+			return 0;
+		if (a->cpu < (__u32)n)
+			xtcam_set_err(err, errlen, "action cpu %u: the cpumap holds CPUs 0-%u only",
+				      a->cpu, XTCAM_CPUMAP_SIZE - 1);
+		else if (n == 1)
+			xtcam_set_err(err, errlen, "action cpu %u: only CPU 0 exists", a->cpu);
+		else
+			xtcam_set_err(err, errlen, "action cpu %u: only CPUs 0-%d exist", a->cpu,
+				      n - 1);
+		return -EINVAL;
+	case XTCAM_ACT_REDIRECT:
+		if (!a->netns[0])
+			return 0;
+		e = xtcam_ns_ifindex(a->netns, a->dev, &ifindex, why, sizeof(why));
+		if (e)
+			xtcam_set_err(err, errlen, "action redirect %s", why[0] ? why : strerror(-e));
+		return e;
+	default:
+		return 0;
+	}
+}
+
+/* A block about to get its data path in namespace netns: each redirect
+ * without netns of its own goes there, so its device must be there. */
+static int check_bind_targets(const struct xtcam_block *b, const char *netns, char *err,
+			      size_t errlen)
+{
+	size_t n = xtcam_block_rule_count(b), i;
+
+	for (i = 0; i < n; i++) {
+		const struct xtcam_rule *r = xtcam_block_rule_at(b, i);
+		char why[XTCAM_ERRMSG_MAX] = "";
+		__u32 ifindex;
+		int e;
+
+		if (r->action.type != XTCAM_ACT_REDIRECT || r->action.netns[0])
+			continue;
+		e = xtcam_ns_ifindex(netns, r->action.dev, &ifindex, why, sizeof(why));
+		if (e) {
+			xtcam_set_err(err, errlen, "block %s: handle %u: action redirect %s",
+				      b->spec.name, r->handle, why[0] ? why : strerror(-e));
+			return e;
+		}
+	}
+	return 0;
+}
+
+/* check_action() for each rule that comes in with ops; err names the
+ * block, and the handle when with_handle. */
+static int check_actions(const char *block, const struct xtcam_rule_op *ops, size_t n,
+			 bool with_handle, char *err, size_t errlen)
+{
+	char why[XTCAM_ERRMSG_MAX];
+	size_t i;
+	int e;
+
+	for (i = 0; i < n; i++) {
+		if (ops[i].cmd == XTCAM_RULE_DEL || !ops[i].rule)
+			continue;
+		e = check_action(&ops[i].rule->action, why, sizeof(why));
+		if (!e)
+			continue;
+		if (with_handle)
+			xtcam_set_err(err, errlen, "block %s: handle %u: %s", block,
+				      ops[i].rule->handle, why);
+		else
+			xtcam_set_err(err, errlen, "block %s: %s", block, why);
+		return e;
+	}
+	return 0;
+}
+
 /* Apply ops to a block: capacity, registry stage, core (backends), commit. */
 static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
 		      size_t n, char *err, size_t errlen);
@@ -947,6 +1157,16 @@ int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb 
 		op.old = old;
 		break;
 	}
+	if (v != XTCAM_VERB_DEL) {
+		char why[XTCAM_ERRMSG_MAX] = "";
+		int e = check_actions(block, &op, 1, false, why, sizeof(why));
+
+		if (e) {
+			xtcam_set_err(err, errlen, "rule %s: %s",
+				      v == XTCAM_VERB_ADD ? "add" : "replace", why);
+			return e;
+		}
+	}
 	return apply(c, block, &op, 1, err, errlen);
 }
 
@@ -1032,6 +1252,9 @@ int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rul
 			ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &sorted[i], NULL };
 		}
 	}
+	e = check_actions(block, ops, nops, true, err, errlen);
+	if (e)
+		goto out;
 	if (check) {
 		struct xtcam_block_rec rec;
 		__s64 entries;

@@ -93,7 +93,8 @@ const struct xtcam_dp_geom *xtcam_dp_geom(const struct xtcam_dp *dp);
 enum xtcam_dp_cmd {
 	XTCAM_DP_ADD,
 	XTCAM_DP_DEL,
-	XTCAM_DP_REPLACE,   /* same handle, new rule; keeps its counters */
+	XTCAM_DP_REPLACE,   /* same handle, new rule; keeps its counters
+			     * unless the op says fresh_counters */
 };
 
 struct xtcam_dp_op {
@@ -101,6 +102,8 @@ struct xtcam_dp_op {
 	const struct xtcam_rule *rule;  /* ADD, REPLACE */
 	__u32 handle;                   /* DEL */
 	struct xtcam_action act;        /* ADD, REPLACE: resolved action */
+	bool fresh_counters;            /* REPLACE: the rule changed, its
+					 * counters start at zero */
 };
 
 /* Apply a batch, all or nothing.  -EEXIST: ADD of a handle in use;

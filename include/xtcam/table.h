@@ -229,6 +229,8 @@ struct xtcam_scratch {
 
 /* A redirect target (loader only): devmap slot -> device, by name. */
 #define XTCAM_MAX_TARGETS 64
+/* CPUs an action cpu can reach: the cpumap's size */
+#define XTCAM_CPUMAP_SIZE 64
 struct xtcam_target {
 	char  netns[64];          /* "" = the root namespace */
 	char  dev[16];

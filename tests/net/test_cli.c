@@ -1090,3 +1090,102 @@ Test(cli, save_is_whole_or_fails)
 	cr_assert(!strstr(o, "rule add"), "and writes none of the configuration: %s", o);
 	free(o);
 }
+
+/* Actions are checked when the rule comes in: a CPU the machine or the
+ * cpumap does not have, a redirect device missing from a namespace that is
+ * known now.  A redirect to the bound device's namespace on an unbound
+ * block is checked at bind, and the bind names the rule. */
+Test(cli, actions_checked_when_the_rule_comes_in)
+{
+	char *before, *after, *o = NULL, path[64], cmd[256], want[64], ns[32];
+	int ncpu = 0, lo, hi, i;
+	struct t_pair p;
+	FILE *f;
+
+	/* the CPUs the kernel may ever have, as libbpf reads them */
+	f = fopen("/sys/devices/system/cpu/possible", "r");
+	cr_assert(f);
+	if (fscanf(f, "%d-%d", &lo, &hi) == 2)
+		ncpu = hi + 1;
+	else
+		ncpu = 1;
+	fclose(f);
+
+	cr_assert_eq(t_pair_make(&p, "c"), 0);
+	t_name(ns, sizeof(ns), "e");
+	cr_assert_eq(t_netns_add(ns), 0);
+	XT_OK("block add edge");
+	XT_OK("rule add edge prio 1 handle 1 action drop");
+	snprintf(path, sizeof(path), "/tmp/xtcam-test-%d.rules", (int)getpid());
+	f = fopen(path, "w");
+	cr_assert(f);
+	fprintf(f, "prio 5 action drop\nprio 6 action cpu 4000\nprio 7 action pass\n");
+	fclose(f);
+	before = snapshot();
+	{
+		const struct { const char *cmd, *want, *err; } bad[] = {
+			{ "rule add edge prio 2 action cpu 4000",
+			  "rule add: block edge: action cpu 4000: only CPU", "(EINVAL)" },
+			{ "rule replace edge handle 1 prio 2 action cpu 4000",
+			  "rule replace: block edge: action cpu 4000: only CPU", "(EINVAL)" },
+			{ "rule add edge prio 2 action cpu 64", "action cpu 64: ", "(EINVAL)" },
+			{ "rule load edge FILE", "block edge: handle 3: action cpu 4000", "(EINVAL)" },
+			{ "rule load edge FILE replace", "block edge: handle 2: action cpu 4000",
+			  "(EINVAL)" },
+			{ "rule add edge prio 2 action redirect dev nosuch9 netns NS",
+			  "rule add: block edge: action redirect dev nosuch9: no such device in netns",
+			  "(ENODEV)" },
+			{ "rule add edge prio 2 action redirect dev lo netns nosuchns9",
+			  "action redirect netns nosuchns9", "(ENOENT)" },
+		};
+
+		for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
+			const char *c = bad[i].cmd;
+			char *at;
+
+			snprintf(cmd, sizeof(cmd), "%s", c);
+			if ((at = strstr(cmd, "FILE")))
+				snprintf(cmd, sizeof(cmd), "%.*s%s%s", (int)(at - cmd), c, path,
+					 c + (at - cmd) + 4);
+			if ((at = strstr(cmd, " NS")))
+				snprintf(at, sizeof(cmd) - (size_t)(at - cmd), " %s", ns);
+			cr_assert_eq(t_xtcam(&o, "%s", cmd), 1, "accepted: %s: %s", cmd, o);
+			cr_assert(strstr(o, bad[i].want) && strstr(o, bad[i].err), "%s: %s", cmd, o);
+			free(o);
+			after = snapshot();
+			cr_assert_str_eq(after, before, "xtcam %s changed the state", cmd);
+			free(after);
+		}
+	}
+	free(before);
+	unlink(path);
+	/* every CPU the machine has (up to the cpumap's 64) is taken */
+	snprintf(cmd, sizeof(cmd), "rule add edge prio 2 action cpu %d",
+		 (ncpu > 64 ? 64 : ncpu) - 1);
+	XT_OK("%s", cmd);
+	if (ncpu < 64) {
+		snprintf(want, sizeof(want), "action cpu %d: only CPU", ncpu);
+		cr_assert_eq(t_xtcam(&o, "rule add edge prio 2 action cpu %d", ncpu), 1);
+		cr_assert(strstr(o, want), "%s", o);
+		free(o);
+	}
+
+	/* redirect to the bound device's namespace: on an unbound block the
+	 * bind checks it, names the rule and binds nothing */
+	XT_OK("rule add edge prio 3 handle 9 action redirect dev nosuch9");
+	cr_assert_eq(t_xtcam(&o, "bind edge dev %s netns %s mode generic", p.a, p.ns_a), 1);
+	snprintf(want, sizeof(want), "no such device in netns %s", p.ns_a);
+	cr_assert(strstr(o, "block edge: handle 9: action redirect dev nosuch9") &&
+		  strstr(o, want) && strstr(o, "(ENODEV)"), "%s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "-j block show edge"), 0, "%s", o);
+	cr_assert(strstr(o, "\"bindings\":[]"), "%s", o);
+	free(o);
+	/* its device in that namespace: bound */
+	XT_OK("rule replace edge handle 9 prio 3 action redirect dev %s", p.a);
+	XT_OK("bind edge dev %s netns %s mode generic", p.a, p.ns_a);
+	/* bound: a redirect without netns is checked in the binding's namespace */
+	cr_assert_eq(t_xtcam(&o, "rule add edge prio 4 action redirect dev nosuch9"), 1);
+	cr_assert(strstr(o, "action redirect dev nosuch9") && strstr(o, want), "%s", o);
+	free(o);
+}

@@ -186,13 +186,25 @@ Test(hwoffload, bind_replays_rules_into_the_device)
 	free(o);
 	XT_OK("rule del b handle 2");
 	cr_assert_eq(dev_nentries(dir), 1);
+	cr_assert_eq(t_xtcam(&o, "-j rule show b"), 0, "%s", o);
+	cr_assert_eq(t_rule_field(o, 1, "packets"), 7, "carried across rewrites: %s", o);
+	free(o);
+	/* the same rule again keeps its counters; a changed one under the
+	 * same handle is a new rule and starts at zero */
+	XT_OK("rule replace b handle 1 prio 10 ip_proto udp dst_port 9 action drop");
+	cr_assert_eq(t_xtcam(&o, "-j rule show b"), 0, "%s", o);
+	cr_assert_eq(t_rule_field(o, 1, "packets"), 7, "unchanged rule: %s", o);
+	free(o);
 	XT_OK("rule replace b handle 1 prio 1 ip_proto udp dst_port 10 action drop");
 	cr_assert_eq(t_sh(&o, "bpftool map dump pinned %s/hw_entries", dir), 0, "%s", o);
 	cr_assert(has(o, "00 00 11 00 00 00 00 0a"), "replaced on the device: %s", o);
 	free(o);
 	cr_assert_eq(t_xtcam(&o, "-j rule show b"), 0, "%s", o);
-	cr_assert_eq(t_rule_field(o, 1, "packets"), 7, "carried across rewrites: %s", o);
+	cr_assert_eq(t_rule_field(o, 1, "packets"), 0, "a changed rule starts at zero: %s", o);
+	cr_assert_eq(t_rule_field(o, 1, "bytes"), 0, "%s", o);
 	free(o);
+	SH_OK("bpftool map update pinned %s/hw_counters key 0 0 0 0 value 7 0 0 0 0 0 0 0 "
+	      "0xe8 3 0 0 0 0 0 0", dir);
 	XT_OK("counters reset b");
 	cr_assert_eq(t_xtcam(&o, "-j rule show b"), 0, "%s", o);
 	cr_assert_eq(t_rule_field(o, 1, "packets"), 0, "%s", o);

@@ -590,3 +590,232 @@ Test(traffic, next_to_another_xdp_program)
 		cr_assert_eq(through(&p, &s, 0x7712, 10), 0, "force: the block runs");
 	}
 }
+
+/* a rule's bytes and last_used from `rule show -j` */
+static json_object *rule_obj(json_object *arr, unsigned int handle)
+{
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		json_object *r = json_object_array_get_idx(arr, i), *h;
+
+		if (json_object_object_get_ex(r, "handle", &h) &&
+		    json_object_get_int64(h) == (int64_t)handle)
+			return r;
+	}
+	return NULL;
+}
+
+/* packets, bytes and whether last_used is set, of rule handle */
+static void rule_counts(const char *block, unsigned int handle, long long *pk, long long *by,
+			bool *used)
+{
+	json_object *arr, *r, *v;
+	char *o = NULL;
+
+	cr_assert_eq(t_xtcam(&o, "-j rule show %s", block), 0, "%s", o);
+	arr = json_tokener_parse(o);
+	cr_assert(arr, "%s", o);
+	r = rule_obj(arr, handle);
+	cr_assert(r, "handle %u in %s", handle, o);
+	cr_assert(json_object_object_get_ex(r, "packets", &v));
+	*pk = json_object_get_int64(v);
+	cr_assert(json_object_object_get_ex(r, "bytes", &v));
+	*by = json_object_get_int64(v);
+	*used = json_object_object_get_ex(r, "last_used", &v) && v;
+	json_object_put(arr);
+	free(o);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert(f, "%s", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Counters belong to rules: a replace keeps them for a rule that stays as
+ * it was and starts a changed rule under the same handle at zero. */
+Test(traffic, replace_keeps_counters_of_unchanged_rules_only)
+{
+	struct t_pair p;
+	struct pkt_spec s;
+	char path[64];
+	long long pk, by;
+	bool used;
+	int port;
+
+	cr_assert_eq(t_pair_make(&p, "k"), 0);
+	snprintf(path, sizeof(path), "/tmp/xtcam-test-%d.rules", (int)getpid());
+	XT_OK("block add cnt");
+	write_file(path, "prio 10 handle 1 ip_proto udp dst_port 9 action drop\n"
+			 "prio 10 handle 2 ip_proto udp dst_port 10 action drop\n"
+			 "prio 10 handle 3 ip_proto udp dst_port 11 action drop\n");
+	XT_OK("rule load cnt %s", path);
+	XT_OK("bind cnt dev %s netns %s mode generic", p.a, p.ns_a);
+	t_frame(&p, &s, 0);
+	for (port = 9; port <= 11; port++) {
+		s.dport = (uint16_t)port;
+		cr_assert_eq(through(&p, &s, 0x6600u + (uint32_t)port, 4), 0, "udp/%d dropped", port);
+	}
+	rule_counts("cnt", 1, &pk, &by, &used);
+	cr_assert(pk == 4 && by > 0 && used, "before: %lld %lld %d", pk, by, used);
+
+	/* handle 1 as it was, handle 2 changed (another port), handle 3 gone,
+	 * handle 4 new */
+	write_file(path, "prio 10 handle 1 ip_proto udp dst_port 9 action drop\n"
+			 "prio 10 handle 2 ip_proto udp dst_port 12 action drop\n"
+			 "prio 10 handle 4 ip_proto udp dst_port 11 action drop\n");
+	XT_OK("rule load cnt %s replace", path);
+	rule_counts("cnt", 1, &pk, &by, &used);
+	cr_assert(pk == 4 && by > 0 && used, "unchanged rule keeps its counters: %lld %lld %d", pk,
+		  by, used);
+	rule_counts("cnt", 2, &pk, &by, &used);
+	cr_assert(pk == 0 && by == 0 && !used, "changed rule starts at zero: %lld %lld %d", pk, by,
+		  used);
+	rule_counts("cnt", 4, &pk, &by, &used);
+	cr_assert(pk == 0 && by == 0 && !used, "new rule starts at zero: %lld %lld %d", pk, by, used);
+
+	/* the changed rule counts from there */
+	s.dport = 12;
+	cr_assert_eq(through(&p, &s, 0x6612, 3), 0, "udp/12 dropped");
+	rule_counts("cnt", 2, &pk, &by, &used);
+	cr_assert_eq(pk, 3, "%lld", pk);
+
+	/* rule replace: the same rule keeps, only the action changed zeroes */
+	XT_OK("rule replace cnt handle 1 prio 10 ip_proto udp dst_port 9 action drop");
+	rule_counts("cnt", 1, &pk, &by, &used);
+	cr_assert_eq(pk, 4, "same rule: %lld", pk);
+	XT_OK("rule replace cnt handle 1 prio 10 ip_proto udp dst_port 9 action pass");
+	rule_counts("cnt", 1, &pk, &by, &used);
+	cr_assert(pk == 0 && !used, "action changed: %lld %d", pk, used);
+	/* only the prio changed */
+	XT_OK("rule replace cnt handle 2 prio 11 ip_proto udp dst_port 12 action drop");
+	rule_counts("cnt", 2, &pk, &by, &used);
+	cr_assert_eq(pk, 0, "prio changed: %lld", pk);
+
+	/* a file without handles: handles 1, 2, 3 in order, and a rule keeps
+	 * its counters when it equals the old rule of its handle */
+	write_file(path, "prio 10 ip_proto udp dst_port 7 action drop\n"
+			 "prio 10 ip_proto udp dst_port 8 action drop\n");
+	XT_OK("rule load cnt %s replace", path);
+	t_frame(&p, &s, 0);
+	s.dport = 7;
+	cr_assert_eq(through(&p, &s, 0x6607, 2), 0, "udp/7 dropped");
+	s.dport = 8;
+	cr_assert_eq(through(&p, &s, 0x6608, 5), 0, "udp/8 dropped");
+	write_file(path, "prio 10 ip_proto udp dst_port 7 action drop\n"
+			 "prio 10 ip_proto udp dst_port 6 action drop\n");
+	XT_OK("rule load cnt %s replace", path);
+	rule_counts("cnt", 1, &pk, &by, &used);
+	cr_assert_eq(pk, 2, "same rule under handle 1: %lld", pk);
+	rule_counts("cnt", 2, &pk, &by, &used);
+	cr_assert_eq(pk, 0, "another rule under handle 2: %lld", pk);
+	unlink(path);
+}
+
+/* the block's notes (`block show -j`), "" when it has none */
+static char *block_notes(const char *block)
+{
+	json_object *arr, *notes;
+	char *o = NULL, *r;
+
+	cr_assert_eq(t_xtcam(&o, "-j block show %s", block), 0, "%s", o);
+	arr = json_tokener_parse(o);
+	cr_assert(arr, "%s", o);
+	if (json_object_object_get_ex(json_object_array_get_idx(arr, 0), "notes", &notes))
+		r = strdup(json_object_to_json_string(notes));
+	else
+		r = strdup("");
+	json_object_put(arr);
+	free(o);
+	return r;
+}
+
+/* Frames that vanish: a native binding's redirect to a veth whose peer has
+ * neither a native XDP program nor GRO drops every frame while the rule
+ * counts it; `block show` says so, and stops saying so once the peer can
+ * take them. */
+Test(traffic, block_show_notes_frames_that_vanish)
+{
+	struct t_pair p;
+	struct pkt_spec s;
+	struct pkt f[5];
+	struct t_rx rx;
+	char out[16], peer[16], *n, *o = NULL;
+	int i;
+
+	cr_assert_eq(t_pair_make(&p, "v"), 0);
+	snprintf(out, sizeof(out), "vo%d", (int)getpid() % 10000);
+	snprintf(peer, sizeof(peer), "vp%d", (int)getpid() % 10000);
+	cr_assert_eq(t_sh(NULL, "ip -n %s link add %s type veth peer name %s netns %s && "
+			  "ip -n %s link set %s up && ip -n %s link set %s up && "
+			  "ip netns exec %s ethtool -K %s gro off", p.ns_a, out, peer, p.ns_b,
+			  p.ns_a, out, p.ns_b, peer, p.ns_b, peer), 0);
+	XT_OK("block add vb");
+	XT_OK("rule add vb prio 1 handle 1 ip_proto udp dst_port 5000 action redirect dev %s", out);
+	n = block_notes("vb");
+	cr_assert_str_eq(n, "", "unbound: nothing runs, no note: %s", n);
+	free(n);
+	XT_OK("bind vb dev %s netns %s mode native", p.a, p.ns_a);
+
+	/* the frames vanish while the rule counts them ... */
+	t_frame(&p, &s, 0);
+	s.dport = 5000;
+	for (i = 0; i < 5; i++)
+		t_frame_build(&s, 0x9001, &f[i]);
+	cr_assert_eq(t_rx_open(&rx, p.ns_b, peer), 0);
+	cr_assert_eq(t_send(p.ns_b, p.b, f, 5), 5);
+	cr_assert_eq(t_rx_count(&rx, 0x9001, 300), 0, "GRO off, no XDP on %s: dropped", peer);
+	t_rx_close(&rx);
+	cr_assert_eq(rule_packets("vb", 1), 5);
+	/* ... and block show says so, in JSON and in text */
+	n = block_notes("vb");
+	cr_assert(strstr(n, "redirect dev ") && strstr(n, out) && strstr(n, peer) &&
+		  strstr(n, "GRO off"), "%s", n);
+	free(n);
+	cr_assert_eq(t_xtcam(&o, "block show vb"), 0, "%s", o);
+	cr_assert(strstr(o, "    note: redirect dev "), "%s", o);
+	free(o);
+
+	/* GRO on: the frames arrive, no note */
+	cr_assert_eq(t_sh(NULL, "ip netns exec %s ethtool -K %s gro on", p.ns_b, peer), 0);
+	n = block_notes("vb");
+	cr_assert_str_eq(n, "", "%s", n);
+	free(n);
+	cr_assert_eq(t_rx_open(&rx, p.ns_b, peer), 0);
+	cr_assert_eq(t_send(p.ns_b, p.b, f, 5), 5);
+	cr_assert_eq(t_rx_count(&rx, 0x9001, 300), 5, "GRO on %s: delivered", peer);
+	t_rx_close(&rx);
+
+	/* GRO off with a native XDP program on the peer: no note either */
+	cr_assert_eq(t_sh(NULL, "ip netns exec %s ethtool -K %s gro off && "
+			  "ip -n %s link set dev %s xdpdrv obj build/tests/progs/count_pass.bpf.o "
+			  "sec xdp", p.ns_b, peer, p.ns_b, peer), 0);
+	n = block_notes("vb");
+	cr_assert_str_eq(n, "", "%s", n);
+	free(n);
+
+	/* cpu N: on a native binding whose veth peer sends with tx checksum
+	 * offload, and on a generic binding */
+	XT_OK("rule add vb prio 2 handle 2 ip_proto udp dst_port 5001 action cpu 0");
+	n = block_notes("vb");
+	cr_assert(strstr(n, "action cpu on ") && strstr(n, p.b) && strstr(n, "tx checksum"),
+		  "%s", n);
+	free(n);
+	cr_assert_eq(t_sh(NULL, "ip netns exec %s ethtool -K %s tx off", p.ns_b, p.b), 0);
+	n = block_notes("vb");
+	cr_assert_str_eq(n, "", "%s", n);
+	free(n);
+	XT_OK("unbind vb dev %s netns %s", p.a, p.ns_a);
+	XT_OK("bind vb dev %s netns %s mode generic", p.a, p.ns_a);
+	n = block_notes("vb");
+	cr_assert(strstr(n, "action cpu on ") && strstr(n, "(generic)"), "%s", n);
+	free(n);
+	XT_OK("rule del vb handle 2");
+	n = block_notes("vb");
+	cr_assert_str_eq(n, "", "no cpu rule left: %s", n);
+	free(n);
+}

@@ -197,6 +197,60 @@ Test(update, replace_keeps_counters)
 	xtcam_dp_free(dp);
 }
 
+/* A replace that says fresh_counters (the core's rule changed) starts the
+ * rule's counters at zero; the counter it had is not reused while frames
+ * may still count on it. */
+Test(update, replace_with_fresh_counters_starts_at_zero)
+{
+	struct xtcam_block_spec spec = { .capacity = 100 };
+	struct xtcam_rule r, r2, o;
+	struct xtcam_dp_op op;
+	struct xtcam_counter c;
+	struct xtcam_rec rec1, rec2;
+	struct pkt_spec s;
+	struct xtcam_dp *dp;
+	uint64_t rank;
+	char err[256];
+
+	cr_assert_eq(xtcam_dp_create(&spec, XTCAM_DP_DEBUG, &dp), 0);
+	range_rule(&r, 5);
+	range_rule(&o, 6);
+	op = add_op(&r);
+	cr_assert_eq(xtcam_dp_apply(dp, &op, 1, err, sizeof(err)), 0);
+	op = add_op(&o);
+	cr_assert_eq(xtcam_dp_apply(dp, &op, 1, err, sizeof(err)), 0);
+	pkt_spec_init(&s);
+	s.proto = IPPROTO_TCP;
+	s.dport = 2000;
+	s.daddr[3] = 5;
+	cr_assert_eq(classify_frame(dp, &s, &rank), XDP_DROP);
+	cr_assert_eq(classify_frame(dp, &s, &rank), XDP_DROP);
+	cr_assert_eq(xtcam_dp_rule_counters(dp, 5, &c), 0);
+	cr_assert(c.packets == 2 && c.bytes > 0 && c.last_hit, "%llu",
+		  (unsigned long long)c.packets);
+	cr_assert_eq(xtcam_dp_rule_record(dp, 5, &rec1, NULL), 0);
+	r2 = r;
+	r2.dport_lo = r2.dport_hi = 2000;
+	op = (struct xtcam_dp_op){ .cmd = XTCAM_DP_REPLACE, .rule = &r2,
+				   .act = { .type = XTCAM_ACT_DROP }, .fresh_counters = true };
+	cr_assert_eq(xtcam_dp_apply(dp, &op, 1, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_dp_rule_counters(dp, 5, &c), 0);
+	cr_assert(c.packets == 0 && c.bytes == 0 && c.last_hit == 0,
+		  "a changed rule starts at zero: %llu", (unsigned long long)c.packets);
+	cr_assert_eq(xtcam_dp_rule_record(dp, 5, &rec2, NULL), 0);
+	cr_assert_neq(rec2.cnt, rec1.cnt, "a counter of its own");
+	cr_assert_eq(classify_frame(dp, &s, &rank), XDP_DROP);
+	cr_assert_eq(xtcam_dp_rule_counters(dp, 5, &c), 0);
+	cr_assert_eq(c.packets, 1, "and counts from there");
+	/* the other rule's counters are untouched */
+	s.daddr[3] = 6;
+	cr_assert_eq(classify_frame(dp, &s, &rank), XDP_DROP);
+	cr_assert_eq(xtcam_dp_rule_counters(dp, 6, &c), 0);
+	cr_assert_eq(c.packets, 1);
+	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), 0, "%s", err);
+	xtcam_dp_free(dp);
+}
+
 /* random churn against the reference */
 Test(update, churn_against_reference, .timeout = 600)
 {

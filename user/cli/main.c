@@ -274,6 +274,10 @@ static void print_blocks_text(json_object *arr)
 		if (json_object_object_get_ex(o, "bindings", &bd))
 			for (j = 0; j < json_object_array_length(bd); j++)
 				print_binding_text(json_object_array_get_idx(bd, j), "    ");
+		if (json_object_object_get_ex(o, "notes", &bd))
+			for (j = 0; j < json_object_array_length(bd); j++)
+				printf("    note: %s\n",
+				       json_object_get_string(json_object_array_get_idx(bd, j)));
 	}
 }
 

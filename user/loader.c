@@ -1434,7 +1434,7 @@ int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
 		return e;
 	}
 	strftime(line, sizeof(line), "%Y-%m-%d %H:%M:%S UTC", gmtime(&t));
-	sb_printf(&sb, "# xtcam save, %s\n", line);
+	sb_printf(&sb, "%s%d, %s\n", XTCAM_SAVE_FORMAT_LINE, XTCAM_SAVE_FORMAT, line);
 	for (i = 0; !e && i < nb; i++) {
 		struct xtcam_block_spec spec;
 		struct xtcam_rule *rules;

@@ -45,6 +45,8 @@ struct xtcam_restore {
 	size_t nb;
 	struct rs_bind *binds;
 	size_t nbind;
+	int format;                     /* of its format line; 0: none */
+	bool content;                   /* a line other than a comment seen */
 };
 
 /* --- the words of bind and unbind ----------------------------------------- */
@@ -203,7 +205,8 @@ static int restore_words(struct xtcam_restore *rs, int wc, char **w, unsigned lo
 			e = -ENOENT;
 			goto out;
 		}
-		e = xtcam_rule_parse(wc - 3, w + 3, &r, &b->spec, err, errlen);
+		e = xtcam_rule_parse_flags(wc - 3, w + 3, &r, &b->spec,
+					   rs->format ? 0 : XTCAM_PARSE_DECIMAL, err, errlen);
 		if (e)
 			goto out;
 		if (b->n == b->cap) {
@@ -254,6 +257,45 @@ out:
 	return e;
 }
 
+/* The format line, before any other line but comments: which format the
+ * numbers are in.  A later one, or a format this build does not know, is
+ * an error. */
+static int format_line(struct xtcam_restore *rs, const char *line, unsigned long lineno,
+		       char *err, size_t errlen)
+{
+	size_t n = strlen(XTCAM_SAVE_FORMAT_LINE);
+	const char *p = line + strspn(line, " \t");
+	char *end;
+	long v;
+
+	if (strncmp(p, XTCAM_SAVE_FORMAT_LINE, n)) {
+		if (*p && *p != '#' && *p != '\n')
+			rs->content = true;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(p + n, &end, 10);
+	if (rs->format || rs->content) {
+		xtcam_set_err(err, errlen, "%s:%lu: a format line after the first lines",
+			      rs->name, lineno);
+		return -EINVAL;
+	}
+	if (errno || end == p + n || (*end != ',' && *end != '\n' && *end) ||
+	    v != XTCAM_SAVE_FORMAT) {
+		xtcam_set_err(err, errlen, "%s:%lu: save format \"%.*s\" is not one this xtcam "
+			      "reads (format %d; a newer xtcam wrote it?)", rs->name, lineno,
+			      (int)strcspn(p + n, ",\n"), p + n, XTCAM_SAVE_FORMAT);
+		return -EINVAL;
+	}
+	rs->format = (int)v;
+	return 0;
+}
+
+bool xtcam_restore_is_legacy(const struct xtcam_restore *rs)
+{
+	return !rs->format;
+}
+
 /* Every line of a restore file goes through here. */
 static int restore_line(struct xtcam_restore *rs, const char *line, size_t len,
 			unsigned long lineno, char *err, size_t errlen)
@@ -266,6 +308,9 @@ static int restore_line(struct xtcam_restore *rs, const char *line, size_t len,
 		xtcam_set_err(err, errlen, "%s:%lu: a NUL byte (not a text file)", rs->name, lineno);
 		return -EINVAL;
 	}
+	e = format_line(rs, line, lineno, err, errlen);
+	if (e)
+		return e;
 	e = xtcam_split_words(line, &wc, &w);
 	if (e) {
 		xtcam_set_err(err, errlen, "%s:%lu: %s", rs->name, lineno, strerror(-e));

@@ -85,6 +85,11 @@ int xtcam_cmd_rule_show(struct xtcam_ctx *c, const char *block, json_object **ou
 			char *err, size_t errlen);
 int xtcam_cmd_counters_reset(struct xtcam_ctx *c, const char *block, char *err,
 			     size_t errlen);
+/* The first line of what save writes: "# xtcam save format 2, DATE".
+ * Format 2 writes numbers as tc-flower reads them (`ip_proto 0x2f`); a
+ * file without the line is of an older xtcam, whose numbers are decimal. */
+#define XTCAM_SAVE_FORMAT_LINE "# xtcam save format "
+#define XTCAM_SAVE_FORMAT 2
 /* the whole configuration as text that `restore` reads back */
 int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen);
 /* A file of `xtcam save`, read and checked whole (every line as strictly
@@ -94,6 +99,9 @@ struct xtcam_restore;
 int xtcam_restore_read(FILE *f, const char *name, struct xtcam_restore **out, char *err,
 		       size_t errlen);
 void xtcam_restore_free(struct xtcam_restore *rs);
+/* true when the file had no format line: its numbers were read as decimal,
+ * as older versions of xtcam wrote them */
+bool xtcam_restore_is_legacy(const struct xtcam_restore *rs);
 /* Make its blocks, rules and bindings: all, or (on error, or killed on the
  * way: see xtcam_open) none.  -EEXIST if one of its blocks exists. */
 int xtcam_cmd_restore(struct xtcam_ctx *c, const struct xtcam_restore *rs, char *err,

@@ -113,3 +113,34 @@ Test(bases_cli, flower_numbers_shown_and_applied)
 	cr_assert_eq(t_rule_field(o, 2, "packets"), 6, "%s", o);
 	free(o);
 }
+
+/* save names its format; a file without that line is an older xtcam's,
+ * whose numbers were decimal: restore reads it so, and says so once. */
+Test(bases_cli, save_format_line_and_older_files)
+{
+	char file[64], *o = NULL, *n;
+
+	XT_OK("block add edge");
+	XT_OK("rule add edge prio 1 handle 1 ip_proto 11 dst_port 53 action drop");
+	cr_assert_eq(t_xtcam(&o, "save"), 0, "%s", o);
+	cr_assert_eq(strncmp(o, "# xtcam save format 2, ", 23), 0, "first line: %s", o);
+	cr_assert(strstr(o, "ip_proto udp dst_port 53"), "%s", o);
+	free(o);
+	XT_OK("flush");
+
+	snprintf(file, sizeof(file), "/tmp/%s-old.conf", inst);
+	cr_assert_eq(t_sh(NULL, "printf '# xtcam save, 2026-12-01 10:00:00 UTC\\n"
+			  "block add edge\\nrule add edge prio 1 handle 1 ip_proto 17 "
+			  "dst_port 53 action drop\\nrule add edge prio 2 handle 2 ip_proto 6 "
+			  "tcp_flags 18/18 action drop\\n' > %s", file), 0);
+	cr_assert_eq(t_xtcam(&o, "restore %s", file), 0, "%s", o);
+	n = strstr(o, "has no format line: its numbers are read as decimal");
+	cr_assert(n, "says how it read the file: %s", o);
+	cr_assert_null(strstr(n + 1, "has no format line"), "once: %s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "rule show edge"), 0, "%s", o);
+	cr_assert(strstr(o, "ip_proto udp dst_port 53 action drop"), "17 is UDP there: %s", o);
+	cr_assert(strstr(o, "ip_proto tcp tcp_flags 0x12/0x12 action drop"), "18 is 0x12: %s", o);
+	free(o);
+	t_sh(NULL, "rm -f %s", file);
+}

@@ -110,6 +110,19 @@ Test(restore_read, refused_with_its_line)
 		{ "block add z\nblock del z\n", 0, EINVAL, "cfg:2: \"block del\": not a line" },
 		{ "block\n", 0, EINVAL, "cfg:1: \"block\": not a line" },
 		{ NUL_LINE, sizeof(NUL_LINE) - 1, EINVAL, "cfg:2: a NUL byte" },
+		{ "# xtcam save format 3, 2031-01-01\nblock add z\n", 0, EINVAL,
+		  "cfg:1: save format \"3\" is not one this xtcam reads" },
+		{ "# xtcam save format two\n", 0, EINVAL, "cfg:1: save format \"two\"" },
+		{ "block add z\n# xtcam save format 2\n", 0, EINVAL,
+		  "cfg:2: a format line after the first lines" },
+		{ "# xtcam save format 2\n# xtcam save format 2\n", 0, EINVAL,
+		  "cfg:2: a format line after" },
+		/* format 2: flower's bases, so 255 is 0x255; no format line:
+		 * decimal, so ff is no number */
+		{ "# xtcam save format 2\nblock add z\nrule add z prio 1 ip_proto 255 "
+		  "action drop\n", 0, ERANGE, "cfg:3: ip_proto" },
+		{ "block add z\nrule add z prio 1 ip_proto ff action drop\n", 0, EINVAL,
+		  "cfg:2: ip_proto" },
 	};
 	char err[XTCAM_MSG_MAX];
 	size_t i;
@@ -123,6 +136,31 @@ Test(restore_read, refused_with_its_line)
 		cr_expect(strstr(err, bad[i].want), "case %zu: \"%s\" should say \"%s\"", i, err,
 			  bad[i].want);
 	}
+}
+
+/* Without a format line a file is an older xtcam's, its numbers decimal:
+ * ip_proto 255 is read (0x255 would be out of range) and the file says so. */
+Test(restore_read, format_line_or_decimal)
+{
+	static const char old[] = "# xtcam save, 2026-12-01 10:00:00 UTC\nblock add z\n"
+				  "rule add z prio 1 ip_proto 255 action drop\n";
+	static const char now[] = "\n# xtcam save format 2, 2026-12-06 10:00:00 UTC\n"
+				  "block add z\nrule add z prio 1 ip_proto ff action drop\n";
+	struct xtcam_restore *rs = NULL;
+	char err[XTCAM_MSG_MAX] = "";
+	FILE *f;
+
+	cr_assert(f = fmemopen((void *)old, strlen(old), "r"));
+	cr_assert_eq(xtcam_restore_read(f, "cfg", &rs, err, sizeof(err)), 0, "%s", err);
+	fclose(f);
+	cr_assert(xtcam_restore_is_legacy(rs));
+	xtcam_restore_free(rs);
+	rs = NULL;
+	cr_assert(f = fmemopen((void *)now, strlen(now), "r"));
+	cr_assert_eq(xtcam_restore_read(f, "cfg", &rs, err, sizeof(err)), 0, "%s", err);
+	fclose(f);
+	cr_assert_not(xtcam_restore_is_legacy(rs));
+	xtcam_restore_free(rs);
 }
 
 Test(restore_read, read_error)

@@ -803,6 +803,10 @@ static int do_restore(int argc, char **argv)
 		fclose(f);
 	if (e)
 		return fail(e, "restore: %s (nothing restored)", err);
+	if (xtcam_restore_is_legacy(rs))
+		fprintf(stderr, "xtcam: restore: %s has no format line: its numbers are read as "
+			"decimal, as older versions of xtcam wrote them\n",
+			strcmp(file, "-") ? file : "stdin");
 	if (!(c = open_ctx(NULL, XTCAM_OPEN_CREATE, &rc))) {
 		xtcam_restore_free(rs);
 		return rc;

@@ -766,7 +766,7 @@ int main(int argc, char **argv)
 		else
 			break;
 	}
-	fprintf(stderr, "bench_tr: a test run costs %.2f ms beyond its runs (%.2f ms held in the "
+	fprintf(stderr, "bench_tr: a test run costs %.2f ms beyond its runs (%.3f ms held in the "
 		"dispatcher); plan: %d frames a mix, %d pass(es), measuring about %.0f s%s\n",
 		cost_free * 1e3, cost_held * 1e3, mixn, passes, units * mixn * passes * call_s,
 		budget > 0 ? "" : " (no time budget)");
@@ -797,7 +797,7 @@ int main(int argc, char **argv)
 		"is followed by the XDP_DROP floor and xdp-filter (1000 ports) on that row's own "
 		"frames (for xdp-filter all of them misses): its x floor and x xdp-filter are "
 		"ratios of one moment, and the floor ns column shows the drift.  A test-run call "
-		"cost %.2f ms beyond its runs (%.2f ms with the program held in the XDP "
+		"cost %.2f ms beyond its runs (%.3f ms with the program held in the XDP "
 		"dispatcher%s); frames and passes are sized to the time budget (%s).  "
 		"Command: `bench_tr%s%s`.\n\n",
 		mixn, 4 * mixn, repeat, passes, cost_free * 1e3, cost_held * 1e3,

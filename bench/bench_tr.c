@@ -766,10 +766,10 @@ int main(int argc, char **argv)
 		else
 			break;
 	}
-	fprintf(stderr, "bench_tr: a test run costs %.2f ms beyond its runs (%.3f ms held in the "
-		"dispatcher); plan: %d frames a mix, %d pass(es), measuring about %.0f s%s\n",
-		cost_free * 1e3, cost_held * 1e3, mixn, passes, units * mixn * passes * call_s,
-		budget > 0 ? "" : " (no time budget)");
+	fprintf(stderr, "bench_tr: a test run costs %.2f ms beyond its runs (held in the "
+		"dispatcher: %s%.3f ms); plan: %d frames a mix, %d pass(es), measuring about %.0f s%s\n",
+		cost_free * 1e3, hold_ifindex ? "" : "not held, ", cost_held * 1e3, mixn, passes,
+		units * mixn * passes * call_s, budget > 0 ? "" : " (no time budget)");
 	{
 		/* the floors' mixes again, at the planned size */
 		struct t_rng g = { 42 };

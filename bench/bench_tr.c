@@ -634,7 +634,7 @@ int main(int argc, char **argv)
 	int cnt[NMIX], only_cb = 0, xf_fd = -1, max_frames = MIXN, max_passes = 0, units, rows = 0;
 	int row_n[32], row_m[32], ri;
 	struct bpf_object *o1 = NULL, *o2 = NULL;
-	char path[512], what[128];
+	char path[512], what[128], budget_txt[64];
 	double floor_drop, floor_parse, v[NMIX], fv[NMIX], secs = 0, cost_free, cost_held;
 	/* the plan's guesses of a data path's creation (verifier) and of
 	 * making and applying a rule, replaced by what the run sees */
@@ -697,7 +697,7 @@ int main(int argc, char **argv)
 		}
 		rows = ri;
 	}
-	for (ci = 0; ci < nc && !only_cb && !rows; ci++)
+	for (ci = 0; ci < nc && !only_cb && !(quick && rows); ci++)
 		for (mi = 0; mi < nm; mi++) {
 			if ((only_n && counts[ci] != only_n) || (only_m && masks[mi] != only_m))
 				continue;
@@ -777,6 +777,10 @@ int main(int argc, char **argv)
 		build_mixes(&g, NULL, 0, 1, mixbuf, cnt);
 	}
 
+	if (budget > 0)
+		snprintf(budget_txt, sizeof(budget_txt), "a time budget of %.0f s", budget_given);
+	else
+		snprintf(budget_txt, sizeof(budget_txt), "no time budget");
 	fprintf(md, "# %s, BPF_PROG_TEST_RUN\n\n", scale ? "Cost against the number of masks" :
 		"Per-packet cost");
 	{
@@ -798,11 +802,11 @@ int main(int argc, char **argv)
 		"frames (for xdp-filter all of them misses): its x floor and x xdp-filter are "
 		"ratios of one moment, and the floor ns column shows the drift.  A test-run call "
 		"cost %.2f ms beyond its runs (%.3f ms with the program held in the XDP "
-		"dispatcher%s); frames and passes are sized to the time budget (%s).  "
+		"dispatcher%s); frames and passes are sized to %s.  "
 		"Command: `bench_tr%s%s`.\n\n",
 		mixn, 4 * mixn, repeat, passes, cost_free * 1e3, cost_held * 1e3,
 		hold_ifindex ? ", as measured here" : "; not held here",
-		budget > 0 ? "given" : "none", quick ? " -q" : "", scale ? " -s" : "");
+		budget_txt, quick ? " -q" : "", scale ? " -s" : "");
 	row_head(md);
 	floor_drop = row_measure(floor_fd, mixbuf, cnt, repeat, passes, v);
 	if (floor_drop < 0) {

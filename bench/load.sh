@@ -4,7 +4,9 @@
 # ingress chain and a set), xdp-filter (its CLI, one command per rule).
 #
 # Usage: bench/load.sh BUILD_DIR OUT_DIR [quick]
-# Writes OUT_DIR/load.md.  Everything it makes is removed on exit.
+# Writes OUT_DIR/load.md, a row at a time: killed (make bench's time bound:
+# SIGTERM), it adds a note saying it stopped.  Everything it makes is
+# removed on exit.
 set -euo pipefail
 build=${1:-build}
 out=${2:-bench/results}
@@ -16,17 +18,24 @@ work=bench/work/load
 mkdir -p "$work" "$out"
 
 if [ "$mode" = quick ]; then
-	XT_N="10000 100000" NFT_N="10000" XF_N=100 ADDS=3
+	# every fresh block is a verifier run of seconds: one load per size
+	XT_N="10000 100000" NFT_N="10000" XF_N=50 ADDS=3 LOADS=1
 else
-	XT_N="10000 100000 1000000" NFT_N="10000 100000" XF_N=500 ADDS=9
+	XT_N="10000 100000 1000000" NFT_N="10000 100000" XF_N=500 ADDS=9 LOADS=3
 fi
 
+stopped=0
 cleanup() {
 	"$XT" flush >/dev/null 2>&1 || true
 	ip netns del $NS 2>/dev/null || true
+	if [ "$stopped" = 1 ] && [ -f "$out/load.md" ]; then
+		printf '\n%s\n' "**Stopped early:** killed at its time bound; the rows above are complete, the rest was not measured." >>"$out/load.md"
+		echo "load: stopped early; wrote $out/load.md" >&2
+	fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'stopped=1; exit 143' TERM
 cleanup
 
 ip netns add $NS
@@ -71,7 +80,7 @@ memlock() {
 	echo
 	echo "Machine: $(uname -n) $(uname -r), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)); date $(date -u '+%Y-%m-%d %H:%M UTC')."
 	echo "Both CPUs are shared with other work (load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)):"
-	echo "wall times; load: median of 3 runs into a fresh block (1 at 1M), the rest one run each (adds: median of $ADDS; 3 at 1M)."
+	echo "wall times; load: median of $LOADS run(s) into a fresh block (1 at 1M), the rest one run each (adds: median of $ADDS; 3 at 1M)."
 	echo "Command: \`make bench${mode:+ QUICK=1}\` (bench/load.sh)."
 	echo
 	echo "## xtcam"
@@ -97,7 +106,7 @@ for n in $XT_N; do
 	# the load into an empty block: the median of 3 (1 at 1M) on a fresh
 	# block each, since a burst of host load can double one run
 	: >"$work/load"
-	loads=3
+	loads=$LOADS
 	[ "$n" -ge 1000000 ] && loads=1
 	for i in $(seq 2 $loads); do
 		a=$(now)

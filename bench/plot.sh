@@ -30,7 +30,7 @@ set logscale y
 set xrange [0.7:200000]
 set key outside right
 set grid
-plot $floor title "XDP\\\\_DROP floor" lw 2 dt 2 lc rgb "black", \
+plot ${floor:-1/0} title "XDP\\\\_DROP floor" lw 2 dt 2 lc rgb "black", \
      ${pfloor:-1/0} title "parser floor" lw 2 dt 3 lc rgb "gray40", \
      "$tmp/xtcam" using 1:2 with linespoints lw 2 title "xtcam (native)", \
      "$tmp/xdp-filter" using 1:2 with linespoints lw 2 title "xdp-filter", \
@@ -54,7 +54,7 @@ set logscale y
 set xrange [0.7:200000]
 set key outside right
 set grid
-plot $cfloor title "XDP\\\\_DROP floor" lw 2 dt 2 lc rgb "black", \
+plot ${cfloor:-1/0} title "XDP\\\\_DROP floor" lw 2 dt 2 lc rgb "black", \
      ${cpfloor:-1/0} title "parser floor" lw 2 dt 3 lc rgb "gray40", \
      "$tmp/xtcam" using 1:2 with linespoints lw 2 title "xtcam (native)", \
      "$tmp/xdp-filter" using 1:2 with linespoints lw 2 title "xdp-filter", \
@@ -78,7 +78,7 @@ if [ -f "$dir/testrun$sfx.md" ]; then
 	gnuplot <<EOF
 set terminal pngcairo size 900,560 font ",10"
 set output "$dir/testrun$sfx.png"
-set title "Per-packet cost, BPF\\\\_PROG\\\\_TEST\\\\_RUN, 1000 distinct frames\\n$stamp"
+set title "Per-packet cost, BPF\\\\_PROG\\\\_TEST\\\\_RUN, mixes of distinct frames\\n$stamp"
 set xlabel "rules"
 set ylabel "ns per packet (mean of the hit/miss, IPv4/IPv6 mixes)"
 set logscale x
@@ -86,8 +86,8 @@ set xrange [0.7:2000000]
 set yrange [0:*]
 set key outside right
 set grid
-plot $fd title "XDP\\\\_DROP floor" lw 2 dt 2 lc rgb "black", \
-     $fp title "parser only" lw 2 dt 3 lc rgb "gray40", \
+plot ${fd:-1/0} title "XDP\\\\_DROP floor" lw 2 dt 2 lc rgb "black", \
+     ${fp:-1/0} title "parser only" lw 2 dt 3 lc rgb "gray40", \
      "$tmp/xf" using 1:2 with linespoints lw 2 title "xdp-filter (dst ports)", \
      "$tmp/m1" using 1:2 with linespoints lw 2 title "xtcam, 1 mask", \
      "$tmp/m8" using 1:2 with linespoints lw 2 title "xtcam, 8 masks", \
@@ -118,7 +118,7 @@ set xrange [0.7:800]
 set yrange [0:*]
 set key outside right
 set grid
-plot $fd title "XDP\\\\_DROP floor" lw 2 dt 2 lc rgb "black", $plots
+plot ${fd:-1/0} title "XDP\\\\_DROP floor" lw 2 dt 2 lc rgb "black", $plots
 EOF
 fi
 ls "$dir"/*.png >&2

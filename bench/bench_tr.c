@@ -787,8 +787,8 @@ int main(int argc, char **argv)
 		double la[3] = { 0 };
 
 		getloadavg(la, 3);
-		fprintf(md, "Machine: %s %s, %ld CPUs (shared with other work: load average %.2f "
-			"%.2f %.2f at the start); date %s.\n", un.nodename, un.release,
+		fprintf(md, "Machine: kernel %s, %ld CPUs (shared with other work: load average %.2f "
+			"%.2f %.2f at the start); date %s.\n", un.release,
 			sysconf(_SC_NPROCESSORS_ONLN), la[0], la[1], la[2], date);
 	}
 	fprintf(md, "Method: four mixes of %d distinct UDP frames each (hits on IPv4 rules, IPv4 "

@@ -21,7 +21,7 @@ live_table() {
 	floor=$(awk '$1 == "floor" { print $3 }' "$1")
 	echo "# Live traffic through veth (BPF_PROG_TEST_RUN live frames generator)"
 	echo
-	echo "Machine: $(uname -n) $(uname -r), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)); date $date."
+	echo "Machine: kernel $(uname -r), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)); date $date."
 	echo "Method: bench/gen_live in namespace $GEN (CPU 0) sends 64-byte UDP frames, IPv4 and IPv6,"
 	echo "2048 flows, into a veth; its peer in $DUT runs the system on threaded NAPI (CPU 1)."
 	echo "Rate = frames the DUT's NAPI consumed per second (all of them dropped), median of $k"

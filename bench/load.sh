@@ -78,7 +78,7 @@ memlock() {
 {
 	echo "# Rule load time, single-rule latency, kernel memory"
 	echo
-	echo "Machine: $(uname -n) $(uname -r), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)); date $(date -u '+%Y-%m-%d %H:%M UTC')."
+	echo "Machine: kernel $(uname -r), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)); date $(date -u '+%Y-%m-%d %H:%M UTC')."
 	echo "Both CPUs are shared with other work (load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)):"
 	echo "wall times; load: median of $LOADS run(s) into a fresh block (1 at 1M), the rest one run each (adds: median of $ADDS; 3 at 1M)."
 	echo "Command: \`make bench${mode:+ QUICK=1}\` (bench/load.sh)."

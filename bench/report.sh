@@ -21,7 +21,7 @@ if [ -f "$dir/meta" ]; then
 	done <"$dir/meta"
 fi
 if [ -z "${M[kernel]:-}" ]; then
-	# "Machine: [HOST ]KERNEL, N CPUs (MODEL); date ..."
+	# "Machine: [kernel ]KERNEL, N CPUs (MODEL); date ..."
 	read -r M[kernel] M[cores] M[cpu] <<<"$(sed -n 's/^Machine: \(.* \)\{0,1\}\([^ ,]*\), \([0-9]*\) CPUs (\([^)]*\)).*/\2 \3 \4/p' "$dir/live.md" | head -1)"
 	M[date]=$(sed -n 's/^Machine: .*; date \(.*\)\.$/\1/p' "$dir/testrun.md" | head -1)
 fi

@@ -19,9 +19,11 @@
  * IPv4 header's length is malformed.  IPv6 payload_len 0 (a jumbogram, or
  * the kernel's BIG TCP) means "up to the frame's end".
  *
- * Every read is bounded twice: by end (the frame: data_end, which is what
- * the verifier can check) and by rem, the datagram's bytes left from the
- * header being read (a scalar).
+ * Every read after the IP header is bounded twice: by rem, the datagram's
+ * bytes left from the header being read (a scalar), and by end (the frame:
+ * data_end, which is what the verifier can check).  rem is tested first:
+ * then both ways out leave the verifier the same packet range, and it
+ * prunes the second.
  */
 #ifndef XTCAM_BPF_PARSE_H
 #define XTCAM_BPF_PARSE_H

@@ -8,6 +8,22 @@
  * header that is cut short sets XTCAM_F_TRUNC, a malformed one XTCAM_F_BAD.
  * Only the first buffer of a multi-buffer frame is parsed (headers are
  * there).
+ *
+ * The IP datagram ends where its header says (IPv4 tot_len, IPv6 40 +
+ * payload_len), or at the frame's end if that comes first (a frame cut
+ * short, or a multi-buffer frame whose first buffer ends sooner).  Bytes
+ * after it (Ethernet padding, trailers) are not the datagram's, as for the
+ * kernel's IP stack: an extension or L4 header that does not fit in the
+ * datagram is cut short (XTCAM_F_TRUNC), and raw l3/l4 fields end there
+ * too; l2 raw fields are read up to the frame's end.  tot_len below the
+ * IPv4 header's length is malformed.  IPv6 payload_len 0 (a jumbogram, or
+ * the kernel's BIG TCP) means "up to the frame's end".
+ *
+ * Every read after the IP header is bounded twice: by rem, the datagram's
+ * bytes left from the header being read (a scalar), and by end (the frame:
+ * data_end, which is what the verifier can check).  rem is tested first:
+ * then both ways out leave the verifier the same packet range, and it
+ * prunes the second.
  */
 #ifndef XTCAM_BPF_PARSE_H
 #define XTCAM_BPF_PARSE_H
@@ -28,6 +44,11 @@
 #define XTCAM_NH_AH       51
 #define XTCAM_NH_NONE     59
 #define XTCAM_NH_DSTOPTS  60
+
+/* The datagram length when the frame gives none (not IP, a malformed or
+ * cut IP header, an IPv6 jumbogram): larger than any frame, so the frame's
+ * end is the only bound. */
+#define XTCAM_DGRAM_ANY   0x100000
 
 struct xtcam_ipv4 {
 	__u8   vihl;          /* version:4 ihl:4 */
@@ -59,6 +80,8 @@ static __always_inline void xtcam_parse_frame(void *data, void *data_end,
 {
 	__u8 *p = data, *end = data_end;
 	__u8 *l3 = 0, *l4 = 0;
+	__u64 dlen = XTCAM_DGRAM_ANY;  /* the datagram's bytes from l3 on */
+	__u64 rem = XTCAM_DGRAM_ANY;   /* ... from p on (at out: from l4 on) */
 	__u16 flags = 0;
 	__be16 proto;
 	__u8 nh = 0;
@@ -109,17 +132,19 @@ static __always_inline void xtcam_parse_frame(void *data, void *data_end,
 
 	if (proto == bpf_htons(ETH_P_IP)) {
 		struct xtcam_ipv4 *ip = (void *)p;
-		__u32 hl;
+		__u32 hl, tl;
 
 		if (p + sizeof(*ip) > end) {
 			flags |= XTCAM_F_TRUNC;
 			goto out;
 		}
-		if ((ip->vihl >> 4) != 4 || (ip->vihl & 0xf) < 5) {
+		hl = (ip->vihl & 0xf) * 4;
+		tl = bpf_ntohs(ip->tot_len);
+		if ((ip->vihl >> 4) != 4 || hl < 20 || tl < hl) {
 			flags |= XTCAM_F_BAD;
 			goto out;
 		}
-		hl = (ip->vihl & 0xf) * 4;
+		dlen = tl;
 		if (p + hl > end) {
 			flags |= XTCAM_F_TRUNC;
 			goto out;
@@ -138,9 +163,10 @@ static __always_inline void xtcam_parse_frame(void *data, void *data_end,
 		}
 		nh = ip->protocol;
 		l4 = p + hl;
+		rem = tl - hl;
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct xtcam_ipv6 *ip6 = (void *)p;
-		__u32 vtc;
+		__u32 vtc, plen;
 
 		if (p + sizeof(*ip6) > end) {
 			flags |= XTCAM_F_TRUNC;
@@ -158,6 +184,11 @@ static __always_inline void xtcam_parse_frame(void *data, void *data_end,
 		flags |= XTCAM_F_L3;
 		nh = ip6->nexthdr;
 		p += sizeof(*ip6);
+		/* payload_len, 0 -> XTCAM_DGRAM_ANY, without a branch (a
+		 * constant would have the verifier walk the chain twice) */
+		plen = bpf_ntohs(ip6->payload_len);
+		rem = ((plen - 1) & (XTCAM_DGRAM_ANY - 1)) + 1;
+		dlen = rem + sizeof(*ip6);
 
 #pragma unroll
 		for (i = 0; i < XTCAM_MAX_EXTHDR; i++) {
@@ -169,26 +200,31 @@ static __always_inline void xtcam_parse_frame(void *data, void *data_end,
 					flags |= XTCAM_F_TRUNC;
 					goto out;
 				}
+				/* p[1] may lie beyond the datagram: then so
+				 * does the header (8 bytes at least), which
+				 * rem < len says */
 				if (nh == XTCAM_NH_AH)
 					len = ((__u32)p[1] + 2) * 4;
 				else
 					len = ((__u32)p[1] + 1) * 8;
-				if (p + len > end) {
+				if (rem < len || p + len > end) {
 					flags |= XTCAM_F_TRUNC;
 					goto out;
 				}
 				nh = p[0];
 				p += len;
+				rem -= len;
 			} else if (nh == XTCAM_NH_FRAGMENT) {
 				__be16 fo;
 
-				if (p + 8 > end) {
+				if (rem < 8 || p + 8 > end) {
 					flags |= XTCAM_F_TRUNC;
 					goto out;
 				}
 				fo = *(__be16 *)(p + 2);
 				nh = p[0];
 				p += 8;
+				rem -= 8;
 				flags |= XTCAM_F_FRAG;
 				if (fo & bpf_htons(0xfff8)) {
 					/* later fragment: no L4 header here */
@@ -220,7 +256,7 @@ static __always_inline void xtcam_parse_frame(void *data, void *data_end,
 	p = l4;
 	if (nh == IPPROTO_TCP || nh == IPPROTO_UDP || nh == IPPROTO_SCTP ||
 	    nh == IPPROTO_UDPLITE) {
-		if (p + 4 > end) {
+		if (rem < 4 || p + 4 > end) {
 			flags |= XTCAM_F_TRUNC;
 			goto out;
 		}
@@ -230,7 +266,7 @@ static __always_inline void xtcam_parse_frame(void *data, void *data_end,
 		if (nh == IPPROTO_TCP) {
 			__u32 doff;
 
-			if (p + 14 > end) {
+			if (rem < 14 || p + 14 > end) {
 				flags |= XTCAM_F_TRUNC;
 				goto out;
 			}
@@ -241,21 +277,24 @@ static __always_inline void xtcam_parse_frame(void *data, void *data_end,
 				flags |= XTCAM_F_BAD;
 				goto out;
 			}
-			if (p + doff > end)
+			if (rem < doff || p + doff > end)
 				flags |= XTCAM_F_TRUNC;
-		} else if (p + (nh == IPPROTO_SCTP ? 12 : 8) > end) {
-			flags |= XTCAM_F_TRUNC;
+		} else {
+			__u32 l4hl = nh == IPPROTO_SCTP ? 12 : 8;
+
+			if (rem < l4hl || p + l4hl > end)
+				flags |= XTCAM_F_TRUNC;
 		}
 	} else if ((nh == IPPROTO_ICMP && proto == bpf_htons(ETH_P_IP)) ||
 		   (nh == IPPROTO_ICMPV6 && proto == bpf_htons(ETH_P_IPV6))) {
-		if (p + 2 > end) {
+		if (rem < 2 || p + 2 > end) {
 			flags |= XTCAM_F_TRUNC;
 			goto out;
 		}
 		k->icmp_type = p[0];
 		k->icmp_code = p[1];
 		flags |= XTCAM_F_ICMP;
-		if (p + 4 > end)
+		if (rem < 4 || p + 4 > end)
 			flags |= XTCAM_F_TRUNC;
 	}
 
@@ -265,14 +304,21 @@ out:
 		for (i = 0; i < 2; i++) {
 			__u8 *base = 0, *q;
 			__u32 off = raw[i].offset, len = raw[i].len, v;
+			__u64 lim = XTCAM_DGRAM_ANY;
 
-			if (raw[i].layer == XTCAM_RAW_L2)
+			/* l2: up to the frame's end; l3, l4: within the
+			 * datagram */
+			if (raw[i].layer == XTCAM_RAW_L2) {
 				base = data;
-			else if (raw[i].layer == XTCAM_RAW_L3)
+			} else if (raw[i].layer == XTCAM_RAW_L3) {
 				base = l3;
-			else if (raw[i].layer == XTCAM_RAW_L4)
+				lim = dlen;
+			} else if (raw[i].layer == XTCAM_RAW_L4) {
 				base = l4;
-			if (!base || off >= XTCAM_RAW_MAX_OFF || len < 1 || len > 4)
+				lim = rem;
+			}
+			if (!base || off >= XTCAM_RAW_MAX_OFF || len < 1 || len > 4 ||
+			    off + len > lim)
 				continue;
 			q = base + off;
 			if (q + 1 > end)

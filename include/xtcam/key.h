@@ -33,9 +33,12 @@ enum xtcam_key_flag {
 	XTCAM_F_ICMP      = 1 << 9,  /* ICMP/ICMPv6 type and code present */
 	XTCAM_F_RAW1      = 1 << 10, /* user raw field 1 read */
 	XTCAM_F_RAW2      = 1 << 11, /* user raw field 2 read */
-	XTCAM_F_TRUNC     = 1 << 12, /* some header was cut short */
-	XTCAM_F_BAD       = 1 << 13, /* malformed: bad version/IHL, too many
-	                               * VLAN tags or extension headers */
+	XTCAM_F_TRUNC     = 1 << 12, /* some header was cut short: by the
+	                               * frame's end or the IP datagram's
+	                               * (tot_len, payload_len) */
+	XTCAM_F_BAD       = 1 << 13, /* malformed: bad version/IHL, IPv4
+	                               * tot_len below the header length, too
+	                               * many VLAN tags or extension headers */
 };
 
 /*
@@ -81,8 +84,10 @@ struct xtcam_key {
 enum xtcam_raw_layer {
 	XTCAM_RAW_NONE = 0,
 	XTCAM_RAW_L2   = 1,   /* from the first byte of the frame */
-	XTCAM_RAW_L3   = 2,   /* from the first byte after the VLAN tags */
-	XTCAM_RAW_L4   = 3,   /* from the first byte of the L4 header */
+	XTCAM_RAW_L3   = 2,   /* from the first byte after the VLAN tags; for
+	                       * IP, within the datagram */
+	XTCAM_RAW_L4   = 3,   /* from the first byte of the L4 header, within
+	                       * the datagram */
 };
 
 #define XTCAM_RAW_MAX_OFF 1024

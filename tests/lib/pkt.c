@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 #include <arpa/inet.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include "pkt.h"
@@ -48,12 +49,68 @@ static uint32_t csum_add(uint32_t sum, const uint8_t *p, int n)
 
 #define SET_NEED(p, flag, v) ((p)->need[__builtin_ctz(flag)] = (v))
 
+/* A frame cut at len (or a datagram that ends sooner) is truncated when
+ * its headers end later, unless the parser stopped at a malformed one. */
+static int trunc_at(const struct pkt *p, int len, uint16_t flags)
+{
+	int end = len < p->dg_end ? len : p->dg_end;
+
+	return end < p->hdr_end && !(flags & XTCAM_F_BAD);
+}
+
+/* The IP length field (tot_len, payload_len) and the IPv4 header checksum,
+ * for a datagram from p->l3_off to end; then where the parser must see the
+ * datagram end, and what that takes away. */
+static void ip_lengths(const struct pkt_spec *s, struct pkt *p, int end)
+{
+	uint8_t *ip = p->buf + p->l3_off;
+	int l3 = p->l3_off, i;
+
+	if (s->eth_type == 0x0800) {
+		int hl = 20 + s->ipopt, tot = s->set_iplen ? s->iplen : end - l3;
+
+		put16(ip + 2, (uint16_t)tot);
+		put16(ip + 10, 0);
+		put16(ip + 10, csum_fold(csum_add(0, ip, hl)));
+		if (s->bad_version || s->bad_ihl)
+			return;
+		if (tot < hl) {
+			/* malformed: nothing after the Ethernet header and tags */
+			for (i = __builtin_ctz(XTCAM_F_L3); i < 16; i++)
+				p->need[i] = -1;
+			SET_NEED(p, XTCAM_F_BAD, l3 + 20);
+			p->hdr_end = l3 + 20;
+			p->l4_off = -1;
+			return;
+		}
+		p->dg_end = l3 + tot;
+	} else {
+		int pl = s->set_iplen ? s->iplen : end - l3 - 40;
+
+		put16(ip + 4, (uint16_t)pl);
+		if (s->bad_version)
+			return;
+		/* 0: a jumbogram, up to the frame's end */
+		if (pl)
+			p->dg_end = l3 + 40 + pl;
+	}
+	for (i = 0; i < 16; i++) {
+		uint16_t bit = (uint16_t)(1u << i);
+
+		if (bit & (XTCAM_F_ETH | XTCAM_F_VLAN1 | XTCAM_F_VLAN2 |
+			   XTCAM_F_RAW1 | XTCAM_F_RAW2))
+			continue;
+		if (p->need[i] > p->dg_end)
+			p->need[i] = -1;
+	}
+}
+
 void pkt_build(const struct pkt_spec *s, const struct xtcam_raw_spec *raw,
 	       struct pkt *p)
 {
 	uint8_t *b = p->buf;
-	struct xtcam_key *k = &p->key;
-	int off = 0, i, l3, l4 = -1, v6 = 0, later = 0, l3len = 0;
+	struct xtcam_key *k = &p->key, whole;
+	int off = 0, i, l3, l4 = -1, v6 = 0, later = 0;
 	uint16_t proto;
 	uint8_t nh = s->proto;
 
@@ -61,6 +118,7 @@ void pkt_build(const struct pkt_spec *s, const struct xtcam_raw_spec *raw,
 	for (i = 0; i < 16; i++)
 		p->need[i] = -1;
 	p->l3_off = p->l4_off = -1;
+	p->dg_end = INT_MAX;
 	memcpy(b, s->dst, 6);
 	memcpy(b + 6, s->src, 6);
 	memcpy(k->dst_mac, s->dst, 6);
@@ -139,7 +197,6 @@ void pkt_build(const struct pkt_spec *s, const struct xtcam_raw_spec *raw,
 		off += hl;
 		p->hdr_end = off;
 		later = s->frag == 2;
-		l3len = hl;
 	} else if (s->eth_type == 0x86dd) {
 		uint8_t *nhp = b + off + 6;
 
@@ -257,15 +314,6 @@ l4done:
 	/* checksums, so that real stacks take these frames */
 	for (i = 0; i < s->payload; i++)
 		b[off + i] = (uint8_t)(i * 7);
-	if (!v6 && s->eth_type == 0x0800) {
-		uint32_t sum;
-
-		put16(b + l3 + 2, (uint16_t)(off + s->payload - l3));
-		sum = csum_add(0, b + l3, l3len);
-		put16(b + l3 + 10, csum_fold(sum));
-	} else if (v6) {
-		put16(b + l3 + 4, (uint16_t)(off + s->payload - l3 - 40));
-	}
 	if (nh == IPPROTO_TCP || nh == IPPROTO_UDP || nh == IPPROTO_ICMP || nh == 58) {
 		int l4len = off + s->payload - l4, co = nh == IPPROTO_TCP ? 16 :
 			    nh == IPPROTO_UDP ? 6 : 2;
@@ -290,10 +338,12 @@ l4done:
 		put16(b + l4 + co, csum_fold(sum) ? csum_fold(sum) : 0xffff);
 	}
 	off += s->payload;
-	goto raw;
+	goto lengths;
 done:
 	off += s->payload;
-raw:
+lengths:
+	if (p->l3_off >= 0 && (s->eth_type == 0x0800 || s->eth_type == 0x86dd))
+		ip_lengths(s, p, off);
 	p->len = off;
 	if (p->len < 60) {
 		/* pad to the Ethernet minimum, as a NIC would */
@@ -303,7 +353,7 @@ raw:
 	for (i = 0; i < 16; i++)
 		if (p->need[i] >= 0 && p->need[i] <= p->len)
 			k->flags |= 1u << i;
-	if (p->hdr_end > p->len)
+	if (trunc_at(p, p->len, k->flags))
 		k->flags |= XTCAM_F_TRUNC;
 	if (raw) {
 		for (i = 0; i < 2; i++) {
@@ -319,7 +369,9 @@ raw:
 			for (j = 0; j < raw[i].len; j++)
 				v = v << 8 | p->buf[base + raw[i].offset + j];
 			p->need[10 + i] = base + raw[i].offset + raw[i].len;
-			if (p->need[10 + i] > p->len) {
+			/* l3 and l4 fields end with the datagram */
+			if (p->need[10 + i] > p->len ||
+			    (raw[i].layer != XTCAM_RAW_L2 && p->need[10 + i] > p->dg_end)) {
 				p->need[10 + i] = -1;
 				continue;
 			}
@@ -330,6 +382,9 @@ raw:
 			k->flags |= i ? XTCAM_F_RAW2 : XTCAM_F_RAW1;
 		}
 	}
+	/* fields whose flag the datagram's end took away are zero */
+	pkt_expect(p, raw, p->len, &whole);
+	*k = whole;
 }
 
 void pkt_expect(const struct pkt *p, const struct xtcam_raw_spec *raw, int len,
@@ -344,7 +399,7 @@ void pkt_expect(const struct pkt *p, const struct xtcam_raw_spec *raw, int len,
 	for (i = 0; i < 16; i++)
 		if (p->need[i] >= 0 && len >= p->need[i] && (f->flags & (1u << i)))
 			fl |= 1u << i;
-	if (len < p->hdr_end && !(fl & XTCAM_F_BAD))
+	if (trunc_at(p, len, fl))
 		fl |= XTCAM_F_TRUNC;
 	k->flags = fl;
 	if (fl & XTCAM_F_ETH) {

@@ -30,6 +30,11 @@ struct pkt_spec {
 	int      payload;          /* bytes after the headers */
 	int      bad_version;      /* wrong IP version nibble */
 	int      bad_ihl;          /* IPv4 IHL below 5 */
+	int      set_iplen;        /* write iplen as IPv4 tot_len / IPv6
+	                            * payload_len instead of the datagram's
+	                            * length: the frame's bytes after it are
+	                            * then padding, outside the datagram */
+	uint16_t iplen;
 };
 
 struct pkt {
@@ -38,6 +43,9 @@ struct pkt {
 	struct xtcam_key key;      /* what the parser must give for all of it */
 	int need[16];              /* length from which flag bit i is set; -1 */
 	int hdr_end;               /* a cut before this sets XTCAM_F_TRUNC */
+	int dg_end;                /* where the IP datagram ends by its header
+	                            * (INT_MAX: no bound but the frame's end);
+	                            * fields after it are absent */
 	int l3_off, l4_off;        /* -1 when absent */
 	int tag_off[3];
 };

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include "xtcam/compile.h"
 #include "xtcam/hwcompile.h"
+#include "xtcam/syntax.h"
 #include "xtcam_hw.skel.h"
 #include "tlib.h"
 
@@ -223,6 +224,43 @@ Test(hw_native, differential, .timeout = 300)
 		xtcam_oracle_free(&o);
 		xtcam_hw__destroy(skel);
 	}
+}
+
+/* The offload variant's parser stops at the IP datagram's end too: a rule
+ * on UDP/53 does not take a datagram whose padding looks like UDP/53. */
+Test(hw_native, padding_is_not_the_datagram)
+{
+	struct xtcam_hw *skel = xtcam_hw__open();
+	struct xtcam_hw_table t;
+	struct xtcam_rule r;
+	struct pkt_spec s;
+	struct pkt p;
+	uint32_t ret;
+	char err[256];
+
+	cr_assert(skel);
+	cr_assert_eq(xtcam_hw__load(skel), 0);
+	cr_assert_eq(xtcam_rule_parse_line("prio 1 handle 1 ip_proto udp dst_port 53 action drop",
+					   &r, NULL, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_hw_compile(&r, 1, XTCAM_ACT_PASS, XTCAM_HW_MAX_ENTRIES, &t, err,
+				      sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_hw_write(bpf_map__fd(skel->maps.hw_cfg),
+				    bpf_map__fd(skel->maps.hw_entries),
+				    bpf_map__fd(skel->maps.hw_acts), &t), 0);
+	pkt_spec_init(&s);
+	s.dport = 53;
+	s.payload = 0;
+	pkt_build(&s, NULL, &p);
+	cr_assert_eq(t_xdp_run(bpf_program__fd(skel->progs.xtcam_hw), p.buf, (uint32_t)p.len,
+			       &ret), 0);
+	cr_assert_eq(ret, XDP_DROP, "UDP/53 is dropped");
+	s.set_iplen = 1;
+	s.iplen = 20;               /* the UDP header is padding now */
+	pkt_build(&s, NULL, &p);
+	cr_assert_eq(t_xdp_run(bpf_program__fd(skel->progs.xtcam_hw), p.buf, (uint32_t)p.len,
+			       &ret), 0);
+	cr_assert_eq(ret, XDP_PASS, "a 20-byte datagram with UDP/53 in its padding is not");
+	xtcam_hw__destroy(skel);
 }
 
 Test(hw_compile, refusals_name_the_reason)

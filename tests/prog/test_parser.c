@@ -10,6 +10,7 @@
 #include <linux/bpf.h>
 #include <string.h>
 #include "xtcam/dp.h"
+#include "xtcam/syntax.h"
 #include "tlib.h"
 
 static struct xtcam_dp *dp;
@@ -447,4 +448,315 @@ Test(parser, jumbo_multibuffer)
 	cr_assert_eq(p.len, 9000);
 	cr_assert_eq(k.flags, XTCAM_F_ETH | XTCAM_F_L3 | XTCAM_F_PROTO | XTCAM_F_L4);
 	cr_assert_eq(ntohs(k.dst_port), 80, "classified from the first buffer");
+}
+
+/*
+ * The IP datagram ends where its header says.  The frame's bytes after it
+ * (Ethernet padding, a trailer) are not the datagram's: fields there are
+ * absent and the key says TRUNC, as the kernel's IP stack would see it.
+ * Each frame is also cut at every byte (check_all), and the builder's
+ * model of the datagram's end is what the differential tests compare to.
+ */
+#define F_IP (XTCAM_F_ETH | XTCAM_F_L3 | XTCAM_F_PROTO)
+
+Test(parser, ipv4_tot_len_header_only)
+{
+	struct pkt_spec s = base();
+	struct xtcam_key k;
+	struct pkt p;
+
+	s.dport = 53;               /* UDP/53 in the padding */
+	s.payload = 0;
+	s.set_iplen = 1;
+	s.iplen = 20;
+	full(&s, &p, &k);
+	cr_assert_eq(p.len, 60, "padded to the Ethernet minimum");
+	cr_assert_eq(p.buf[14 + 20 + 3], 53, "the padding looks like UDP/53");
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_TRUNC, "ports beyond the datagram: flags %#x",
+		     k.flags);
+	cr_assert_eq(k.ip_proto, IPPROTO_UDP);
+	cr_assert_eq(k.src_port | k.dst_port, 0);
+	check_all("udp4-totlen20", &s);
+}
+
+Test(parser, ipv4_tot_len_cuts_l4)
+{
+	struct pkt_spec s = base();
+	struct xtcam_key k;
+	struct pkt p;
+
+	s.set_iplen = 1;
+	s.iplen = 20 + 3;           /* a port and a half */
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_TRUNC);
+	check_all("udp4-totlen23", &s);
+	s.iplen = 20 + 4;           /* ports, not the rest of the UDP header */
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_L4 | XTCAM_F_TRUNC);
+	cr_assert_eq(ntohs(k.dst_port), 80);
+	check_all("udp4-totlen24", &s);
+
+	s.proto = IPPROTO_TCP;
+	s.tcp_flags = 0x002;
+	s.iplen = 20 + 13;          /* TCP flags one byte beyond */
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_L4 | XTCAM_F_TRUNC, "no TCP flags: %#x", k.flags);
+	cr_assert_eq(k.tcp_flags, 0);
+	check_all("tcp4-totlen33", &s);
+	s.tcp_doff = 8;
+	s.iplen = 20 + 20;          /* the options beyond */
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_L4 | XTCAM_F_TCPFL | XTCAM_F_TRUNC);
+	check_all("tcp4-opts-totlen40", &s);
+	s.tcp_doff = 3;             /* a bad data offset read beyond: unknown */
+	s.iplen = 20 + 12;
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_L4 | XTCAM_F_TRUNC);
+	check_all("tcp4-doff3-totlen32", &s);
+
+	s = base();
+	s.proto = IPPROTO_ICMP;
+	s.icmp_type = 8;
+	s.set_iplen = 1;
+	s.iplen = 20 + 1;           /* the type, not the code */
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_TRUNC, "no ICMP type: %#x", k.flags);
+	cr_assert_eq(k.icmp_type, 0);
+	check_all("icmp4-totlen21", &s);
+	s.iplen = 20 + 2;
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_ICMP | XTCAM_F_TRUNC);
+	cr_assert_eq(k.icmp_type, 8);
+	check_all("icmp4-totlen22", &s);
+
+	s = base();
+	s.ipopt = 8;
+	s.proto = IPPROTO_SCTP;
+	s.set_iplen = 1;
+	s.iplen = 28 + 8;           /* 8 of SCTP's 12 */
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_L4 | XTCAM_F_TRUNC);
+	check_all("sctp4-opt8-totlen36", &s);
+}
+
+Test(parser, ipv4_tot_len_below_header)
+{
+	struct pkt_spec s = base();
+	struct xtcam_key k;
+	struct pkt p;
+
+	s.set_iplen = 1;
+	s.iplen = 19;
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, XTCAM_F_ETH | XTCAM_F_BAD, "tot_len 19: %#x", k.flags);
+	cr_assert_eq(k.src_ip[0] | k.dst_ip[0] | k.ip_proto | k.dst_port, 0);
+	check_all("ipv4-totlen19", &s);
+	s.iplen = 0;
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, XTCAM_F_ETH | XTCAM_F_BAD, "tot_len 0: %#x", k.flags);
+	check_all("ipv4-totlen0", &s);
+	s.ipopt = 12;               /* IHL 8: 32 bytes of header */
+	s.iplen = 31;
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, XTCAM_F_ETH | XTCAM_F_BAD, "tot_len 31, IHL 8: %#x", k.flags);
+	check_all("ipv4-opt12-totlen31", &s);
+	s.iplen = 32;               /* the header alone is well formed */
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_TRUNC);
+	check_all("ipv4-opt12-totlen32", &s);
+}
+
+/* tot_len beyond the frame: the frame's end bounds the fields, as it did */
+Test(parser, ipv4_tot_len_beyond_frame)
+{
+	struct pkt_spec s = base();
+	struct xtcam_key k;
+	struct pkt p;
+
+	s.proto = IPPROTO_TCP;
+	s.set_iplen = 1;
+	s.iplen = 1500;
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_L4 | XTCAM_F_TCPFL);
+	check_all("tcp4-totlen1500", &s);
+}
+
+Test(parser, ipv6_payload_len)
+{
+	struct pkt_spec s = base();
+	struct xtcam_key k;
+	struct pkt p;
+
+	v6(&s);
+	s.dport = 53;
+	s.payload = 0;
+	s.set_iplen = 1;
+	s.iplen = 2;                /* half of the ports */
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_TRUNC, "ports beyond the datagram: %#x", k.flags);
+	cr_assert_eq(k.dst_port, 0);
+	check_all("udp6-plen2", &s);
+	s.iplen = 6;
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_L4 | XTCAM_F_TRUNC);
+	cr_assert_eq(ntohs(k.dst_port), 53);
+	check_all("udp6-plen6", &s);
+
+	s.proto = 58;
+	s.icmp_type = 128;
+	s.iplen = 1;
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_TRUNC, "no ICMPv6 type: %#x", k.flags);
+	check_all("icmp6-plen1", &s);
+
+	/* 0: a jumbogram (or the kernel's BIG TCP): up to the frame's end */
+	s.proto = IPPROTO_UDP;
+	s.iplen = 0;
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_L4);
+	cr_assert_eq(ntohs(k.dst_port), 53);
+	check_all("udp6-plen0", &s);
+}
+
+Test(parser, ipv6_extension_chain_cut)
+{
+	struct pkt_spec s = base();
+	struct xtcam_key k;
+	struct pkt p;
+
+	v6(&s);
+	s.proto = IPPROTO_TCP;
+	s.ext[0] = 0;               /* hop-by-hop, 16 bytes */
+	s.ext[1] = 43;              /* routing, 16 bytes */
+	s.next = 2;
+	s.set_iplen = 1;
+	s.iplen = 16;               /* the routing header beyond */
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, XTCAM_F_ETH | XTCAM_F_L3 | XTCAM_F_TRUNC,
+		     "the walk stops at the datagram's end: %#x", k.flags);
+	cr_assert_eq(k.ip_proto, 0);
+	check_all("v6-chain-plen16", &s);
+	s.iplen = 8;                /* inside the hop-by-hop header */
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, XTCAM_F_ETH | XTCAM_F_L3 | XTCAM_F_TRUNC);
+	check_all("v6-chain-plen8", &s);
+	s.iplen = 32;               /* the chain, no TCP header */
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_TRUNC);
+	cr_assert_eq(k.ip_proto, IPPROTO_TCP);
+	check_all("v6-chain-plen32", &s);
+
+	s.ext[1] = 44;              /* hop-by-hop, fragment (first) */
+	s.frag = 1;
+	s.iplen = 16 + 7;           /* a byte short of the fragment header */
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, XTCAM_F_ETH | XTCAM_F_L3 | XTCAM_F_TRUNC);
+	check_all("hbh-frag6-plen23", &s);
+	s.iplen = 16 + 8;
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, F_IP | XTCAM_F_FRAG | XTCAM_F_FIRSTFRAG | XTCAM_F_TRUNC);
+	check_all("hbh-frag6-plen24", &s);
+}
+
+static void setup_raw_dgram(void)
+{
+	int err;
+
+	if (!t_have_bpf())
+		cr_skip_test("needs root to load BPF programs");
+	cr_assert_eq(t_pin_cpu(0), 0);
+	memset(&spec, 0, sizeof(spec));
+	spec.capacity = 64;
+	/* the first bytes after the IPv4 header, as an l3 field; the frame's
+	 * bytes 44-47 (padding in a UDP frame without payload), as an l2 field */
+	spec.raw[0] = (struct xtcam_raw_spec){ .layer = XTCAM_RAW_L3, .offset = 20, .len = 4 };
+	spec.raw[1] = (struct xtcam_raw_spec){ .layer = XTCAM_RAW_L2, .offset = 44, .len = 4 };
+	err = xtcam_dp_create(&spec, XTCAM_DP_DEBUG, &dp);
+	cr_assert_eq(err, 0, "xtcam_dp_create: %s", strerror(-err));
+}
+
+Test(parser, raw_fields_and_the_datagram_end, .init = setup_raw_dgram)
+{
+	struct pkt_spec s = base();
+	struct xtcam_key k;
+	struct pkt p;
+
+	s.payload = 0;
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags & (XTCAM_F_RAW1 | XTCAM_F_RAW2), XTCAM_F_RAW1 | XTCAM_F_RAW2,
+		     "l2 field in the padding, l3 field in the datagram");
+	cr_assert_eq(ntohl(k.raw1), 1234u << 16 | 80, "the ports");
+	cr_assert_eq(k.raw2, 0, "padding (zeros)");
+	check_all("raw-udp4", &s);
+	s.set_iplen = 1;
+	s.iplen = 23;               /* the l3 field's last byte beyond */
+	full(&s, &p, &k);
+	cr_assert(!(k.flags & XTCAM_F_RAW1), "l3 field beyond the datagram: %#x", k.flags);
+	cr_assert_eq(k.raw1, 0);
+	cr_assert(k.flags & XTCAM_F_RAW2, "an l2 field is not cut: %#x", k.flags);
+	check_all("raw-udp4-totlen23", &s);
+	s.iplen = 24;
+	full(&s, &p, &k);
+	cr_assert(k.flags & XTCAM_F_RAW1);
+	check_all("raw-udp4-totlen24", &s);
+	s.iplen = 10;               /* malformed: l3 fields up to the frame's end */
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, XTCAM_F_ETH | XTCAM_F_BAD | XTCAM_F_RAW1 | XTCAM_F_RAW2);
+	check_all("raw-udp4-totlen10", &s);
+}
+
+Test(parser, raw_l4_and_the_datagram_end, .init = setup_raw)
+{
+	struct pkt_spec s = base();
+	struct xtcam_key k;
+	struct pkt p;
+
+	s.proto = IPPROTO_TCP;      /* raw1: L4 + 8, the ack number */
+	s.set_iplen = 1;
+	s.iplen = 20 + 11;
+	full(&s, &p, &k);
+	cr_assert(!(k.flags & XTCAM_F_RAW1), "l4 field beyond the datagram: %#x", k.flags);
+	cr_assert(k.flags & XTCAM_F_RAW2);
+	check_all("raw-tcp-totlen31", &s);
+	s.iplen = 20 + 12;
+	full(&s, &p, &k);
+	cr_assert(k.flags & XTCAM_F_RAW1);
+	check_all("raw-tcp-totlen32", &s);
+	v6(&s);
+	s.iplen = 11;
+	full(&s, &p, &k);
+	cr_assert(!(k.flags & XTCAM_F_RAW1), "IPv6: %#x", k.flags);
+	check_all("raw-tcp6-plen11", &s);
+}
+
+/* What a user sees: a rule on UDP/53 does not take a 20-byte datagram
+ * whose padding looks like UDP/53. */
+Test(parser, padding_does_not_match_a_port_rule)
+{
+	struct xtcam_rule r;
+	struct xtcam_dp_op op;
+	struct xtcam_scratch sc;
+	struct pkt_spec s = base();
+	struct pkt p;
+	uint32_t ret;
+	char err[256];
+
+	cr_assert_eq(xtcam_rule_parse_line("prio 1 ip_proto udp dst_port 53 action drop", &r,
+					   &spec, err, sizeof(err)), 0, "%s", err);
+	r.handle = 1;
+	op = (struct xtcam_dp_op){ .cmd = XTCAM_DP_ADD, .rule = &r,
+				   .act = { .type = r.action.type } };
+	cr_assert_eq(xtcam_dp_apply(dp, &op, 1, err, sizeof(err)), 0, "%s", err);
+	s.dport = 53;
+	s.payload = 0;
+	pkt_build(&s, NULL, &p);
+	cr_assert_eq(t_xdp_run(xtcam_dp_parse_fd(dp), p.buf, (uint32_t)p.len, &ret), 0);
+	cr_assert_eq(ret, XDP_DROP, "UDP/53 is dropped");
+	s.set_iplen = 1;
+	s.iplen = 20;
+	pkt_build(&s, NULL, &p);
+	cr_assert_eq(t_xdp_run(xtcam_dp_parse_fd(dp), p.buf, (uint32_t)p.len, &ret), 0);
+	cr_assert_eq(t_scratch(dp, &sc), 0);
+	cr_assert_eq(ret, XDP_PASS, "a 20-byte datagram with UDP/53 in its padding is not");
+	cr_assert_eq(sc.result_rank, XTCAM_RANK_NONE);
 }

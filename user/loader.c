@@ -334,6 +334,29 @@ int xtcam_block_spec_get(struct xtcam_ctx *c, const char *block, struct xtcam_bl
 	return e;
 }
 
+/* A block's maps are pinned in a folder named after it, beside the
+ * registry's pins: bpffs refuses a '.' in a name (the bind would fail with
+ * EPERM), and a registry name would be taken for the registry. */
+static int block_name_pinnable(const char *name, char *err, size_t errlen)
+{
+	static const char *const taken[] = { "blocks", "bindings", "rules", "rules0",
+					     "rules1" };
+	size_t i;
+
+	if (strchr(name, '.')) {
+		xtcam_set_err(err, errlen, "block name %s: a '.' cannot be pinned in bpffs "
+			      "(use A-Z a-z 0-9 _ -)", name);
+		return -EINVAL;
+	}
+	for (i = 0; i < sizeof(taken) / sizeof(taken[0]); i++) {
+		if (!strcmp(name, taken[i])) {
+			xtcam_set_err(err, errlen, "block name %s: the registry's own name", name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int xtcam_cmd_block_add(struct xtcam_ctx *c, const struct xtcam_block_spec *spec,
 			char *err, size_t errlen)
 {
@@ -342,6 +365,9 @@ int xtcam_cmd_block_add(struct xtcam_ctx *c, const struct xtcam_block_spec *spec
 	int e;
 
 	e = xtcam_name_check(spec->name, err, errlen);
+	if (e)
+		return e;
+	e = block_name_pinnable(spec->name, err, errlen);
 	if (e)
 		return e;
 	if (!xtcam_state_block_get(c->st, spec->name, &rec)) {

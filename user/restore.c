@@ -25,7 +25,7 @@
 #include "loader_int.h"
 #include "errmsg.h"
 
-#define MARKER "restore:pending"
+#define MARKER XTCAM_RESTORE_MARKER
 
 struct rs_block {
 	struct xtcam_block_spec spec;
@@ -343,7 +343,8 @@ int xtcam_restore_read(FILE *f, const char *name, struct xtcam_restore **out, ch
 		e = restore_line(rs, line, (size_t)len, ++lineno, err, errlen);
 		errno = 0;
 	}
-	if (!e && ferror(f)) {
+	/* glibc's getline fails with ENOMEM without setting the error flag */
+	if (!e && (ferror(f) || (errno && !feof(f)))) {
 		e = errno ? -errno : -EIO;
 		xtcam_set_err(err, errlen, "%s: cannot read it after line %lu: %s", name, lineno,
 			      strerror(-e));
@@ -455,6 +456,7 @@ int xtcam_restore_recover(struct xtcam_ctx *c, char *err, size_t errlen)
 			if (!p) {
 				free(names);
 				close(fd);
+				xtcam_set_err(err, errlen, "%s: out of memory", path);
 				return -ENOMEM;
 			}
 			names = p;

@@ -489,10 +489,11 @@ static bool reg_name(const char *name)
 	for (i = 0; i < NREG; i++)
 		if (!strcmp(name, reg_names[i]))
 			return true;
-	return false;
+	return !strcmp(name, XTCAM_RESTORE_MARKER);
 }
 
-/* The first entry of the folder that is not a registry pin, into buf;
+/* The first entry of the folder that is not a registry pin (nor the marker
+ * of an unfinished restore), into buf;
  * 0 when there is none (or no folder). */
 static int foreign_entry(const char *root, char *buf, size_t len)
 {
@@ -1161,6 +1162,10 @@ int xtcam_state_destroy(struct xtcam_state *st)
 		if (f)
 			return f < 0 ? f : 0;
 	}
+	if (pin_path(st, XTCAM_RESTORE_MARKER, path, sizeof(path)))
+		return -ENAMETOOLONG;
+	if (unlink(path) && errno != ENOENT)
+		e = -errno;
 	for (i = 0; i < NREG; i++) {
 		if (pin_path(st, reg_names[i], path, sizeof(path)))
 			return -ENAMETOOLONG;

@@ -19,6 +19,10 @@
 #include "xtcam/core.h"
 
 
+/* The pin an unfinished restore leaves beside the registry's (restore.c);
+ * ':' is in no block name, so it names no block's folder. */
+#define XTCAM_RESTORE_MARKER "restore:pending"
+
 struct xtcam_state {
 	char root[256];         /* .../xtcam in a bpffs */
 	int fd_blocks, fd_bindings;

@@ -1189,3 +1189,24 @@ Test(cli, actions_checked_when_the_rule_comes_in)
 	cr_assert(strstr(o, "action redirect dev nosuch9") && strstr(o, want), "%s", o);
 	free(o);
 }
+
+/* A block's maps are pinned in a folder named after it: a '.' would make
+ * every bind fail (bpffs refuses it: EPERM), and a registry name would
+ * shadow the registry, so block add refuses both and changes nothing. */
+Test(cli, block_names_that_cannot_be_pinned)
+{
+	static const char *const bad[] = { "a.b", "edge.", "blocks", "rules", "rules0",
+					   "rules1", "bindings" };
+	char *o = NULL;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(t_xtcam(&o, "block add %s", bad[i]), 1, "%s: %s", bad[i], o);
+		cr_assert(strstr(o, "block name") && strstr(o, bad[i]) && strstr(o, "(EINVAL)"),
+			  "%s: %s", bad[i], o);
+		free(o);
+	}
+	cr_assert_eq(t_xtcam(&o, "block show"), 0, "%s", o);
+	cr_assert_str_empty(o, "no block made: %s", o);
+	free(o);
+}

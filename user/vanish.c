@@ -287,23 +287,35 @@ static void where(char *buf, size_t len, const char *dev, const char *netns)
 		 netns && *netns ? netns : "");
 }
 
-int xtcam_redirect_note(const char *netns, const char *dev, char *note, size_t len)
+/* The state of dev's veth peer, and where each is, for a note: 1 when dev
+ * is a veth whose peer was found, 0 when not, or a negative errno. */
+static int peer_of(const char *netns, const char *dev, struct peer_state *ps, char *at,
+		   char *pat, size_t len)
 {
-	char pns[XTCAM_NETNS_MAX] = "", at[IF_NAMESIZE + XTCAM_NETNS_MAX + 8];
-	char pat[IF_NAMESIZE + XTCAM_NETNS_MAX + 8];
-	struct peer_state ps;
-	__u32 peer;
+	char pns[XTCAM_NETNS_MAX] = "";
+	__u32 peer = 0;
 	int e = veth_peer(netns, dev, pns, sizeof(pns), &peer);
 
 	if (e <= 0)
 		return e;
-	e = peer_state(pns, peer, &ps);
+	e = peer_state(pns, peer, ps);
 	if (e)
 		return e;
-	if (ps.xdp_native || ps.gro)
-		return 0;
-	where(at, sizeof(at), dev, netns);
-	where(pat, sizeof(pat), ps.name, pns);
+	where(at, len, dev, netns);
+	where(pat, len, ps->name, pns);
+	return 1;
+}
+
+#define WHERE_MAX (IF_NAMESIZE + XTCAM_NETNS_MAX + 8)
+
+int xtcam_redirect_note(const char *netns, const char *dev, char *note, size_t len)
+{
+	char at[WHERE_MAX], pat[WHERE_MAX];
+	struct peer_state ps;
+	int e = peer_of(netns, dev, &ps, at, pat, WHERE_MAX);
+
+	if (e <= 0 || ps.xdp_native || ps.gro)
+		return e < 0 ? e : 0;
 	snprintf(note, len, "redirect dev %s: its veth peer %s has no native XDP program and GRO "
 		 "off: the kernel drops every frame redirected there while the rule counts it "
 		 "(ethtool -K %s gro on, or an XDP program on %s)", at, pat, ps.name, ps.name);
@@ -312,21 +324,12 @@ int xtcam_redirect_note(const char *netns, const char *dev, char *note, size_t l
 
 int xtcam_cpu_note(const char *netns, const char *dev, char *note, size_t len)
 {
-	char pns[XTCAM_NETNS_MAX] = "", at[IF_NAMESIZE + XTCAM_NETNS_MAX + 8];
-	char pat[IF_NAMESIZE + XTCAM_NETNS_MAX + 8];
+	char at[WHERE_MAX], pat[WHERE_MAX];
 	struct peer_state ps;
-	__u32 peer;
-	int e = veth_peer(netns, dev, pns, sizeof(pns), &peer);
+	int e = peer_of(netns, dev, &ps, at, pat, WHERE_MAX);
 
-	if (e <= 0)
-		return e;
-	e = peer_state(pns, peer, &ps);
-	if (e)
-		return e;
-	if (!ps.txcsum)
-		return 0;
-	where(at, sizeof(at), dev, netns);
-	where(pat, sizeof(pat), ps.name, pns);
+	if (e <= 0 || !ps.txcsum)
+		return e < 0 ? e : 0;
 	snprintf(note, len, "action cpu on %s: its veth peer %s has tx checksum offload on: "
 		 "frames its local sockets send reach the CPU with a partial checksum and the "
 		 "stack drops them as bad checksums while the rule counts them "

@@ -29,7 +29,8 @@ static void setup(void)
 	cr_assert_eq(err, 0, "xtcam_dp_create: %s", strerror(-err));
 }
 
-static void setup_raw(void)
+/* a data path whose block has these two raw fields */
+static void setup_with(struct xtcam_raw_spec r0, struct xtcam_raw_spec r1)
 {
 	int err;
 
@@ -38,10 +39,16 @@ static void setup_raw(void)
 	cr_assert_eq(t_pin_cpu(0), 0);
 	memset(&spec, 0, sizeof(spec));
 	spec.capacity = 64;
-	spec.raw[0] = (struct xtcam_raw_spec){ .layer = XTCAM_RAW_L4, .offset = 8, .len = 4 };
-	spec.raw[1] = (struct xtcam_raw_spec){ .layer = XTCAM_RAW_L2, .offset = 0, .len = 3 };
+	spec.raw[0] = r0;
+	spec.raw[1] = r1;
 	err = xtcam_dp_create(&spec, XTCAM_DP_DEBUG, &dp);
 	cr_assert_eq(err, 0, "xtcam_dp_create: %s", strerror(-err));
+}
+
+static void setup_raw(void)
+{
+	setup_with((struct xtcam_raw_spec){ .layer = XTCAM_RAW_L4, .offset = 8, .len = 4 },
+		   (struct xtcam_raw_spec){ .layer = XTCAM_RAW_L2, .offset = 0, .len = 3 });
 }
 
 static void teardown(void)
@@ -658,21 +665,12 @@ Test(parser, ipv6_extension_chain_cut)
 	check_all("hbh-frag6-plen24", &s);
 }
 
+/* the first bytes after the IPv4 header, as an l3 field; the frame's bytes
+ * 44-47 (padding in a UDP frame without payload), as an l2 field */
 static void setup_raw_dgram(void)
 {
-	int err;
-
-	if (!t_have_bpf())
-		cr_skip_test("needs root to load BPF programs");
-	cr_assert_eq(t_pin_cpu(0), 0);
-	memset(&spec, 0, sizeof(spec));
-	spec.capacity = 64;
-	/* the first bytes after the IPv4 header, as an l3 field; the frame's
-	 * bytes 44-47 (padding in a UDP frame without payload), as an l2 field */
-	spec.raw[0] = (struct xtcam_raw_spec){ .layer = XTCAM_RAW_L3, .offset = 20, .len = 4 };
-	spec.raw[1] = (struct xtcam_raw_spec){ .layer = XTCAM_RAW_L2, .offset = 44, .len = 4 };
-	err = xtcam_dp_create(&spec, XTCAM_DP_DEBUG, &dp);
-	cr_assert_eq(err, 0, "xtcam_dp_create: %s", strerror(-err));
+	setup_with((struct xtcam_raw_spec){ .layer = XTCAM_RAW_L3, .offset = 20, .len = 4 },
+		   (struct xtcam_raw_spec){ .layer = XTCAM_RAW_L2, .offset = 44, .len = 4 });
 }
 
 Test(parser, raw_fields_and_the_datagram_end, .init = setup_raw_dgram)

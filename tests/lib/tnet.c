@@ -308,6 +308,25 @@ void t_frame_build(const struct pkt_spec *s, uint32_t marker, struct pkt *out)
 	out->buf[off + 3] = (uint8_t)marker;
 }
 
+int t_through(const struct t_pair *p, const struct pkt_spec *s, uint32_t marker, int n)
+{
+	struct pkt *f = calloc((size_t)n, sizeof(*f));
+	struct t_rx rx;
+	int i, got = -1;
+
+	if (!f)
+		return -1;
+	for (i = 0; i < n; i++)
+		t_frame_build(s, marker, &f[i]);
+	if (!t_rx_open(&rx, p->ns_a, p->a)) {
+		if (t_send(p->ns_b, p->b, f, n) == n)
+			got = t_rx_count(&rx, marker, 300);
+		t_rx_close(&rx);
+	}
+	free(f);
+	return got;
+}
+
 /* path: "0.packets" -> array index then key; "bindings.0.mode" etc. */
 long long t_json_ll(const char *json, const char *path)
 {

@@ -51,6 +51,9 @@ void t_rx_close(struct t_rx *r);
 /* a UDP/IPv4 frame from pair b to pair a, with a marker in its payload */
 void t_frame(const struct t_pair *p, struct pkt_spec *s, uint32_t marker);
 void t_frame_build(const struct pkt_spec *s, uint32_t marker, struct pkt *out);
+/* send n copies of frame s from pair b and count those that reach a;
+ * -1 when the frames could not be made, sent or counted */
+int t_through(const struct t_pair *p, const struct pkt_spec *s, uint32_t marker, int n);
 
 /* JSON helpers on CLI output (json-c) */
 long long t_json_ll(const char *json, const char *path);

@@ -53,18 +53,9 @@ TestSuite(traffic, .init = setup, .fini = teardown, .timeout = 300);
 /* send n copies of a frame from b and count what reaches a */
 static int through(const struct t_pair *p, const struct pkt_spec *s, uint32_t marker, int n)
 {
-	struct pkt *f = calloc((size_t)n, sizeof(*f));
-	struct t_rx rx;
-	int i, got;
+	int got = t_through(p, s, marker, n);
 
-	cr_assert(f);
-	for (i = 0; i < n; i++)
-		t_frame_build(s, marker, &f[i]);
-	cr_assert_eq(t_rx_open(&rx, p->ns_a, p->a), 0);
-	cr_assert_eq(t_send(p->ns_b, p->b, f, n), n, "sent");
-	got = t_rx_count(&rx, marker, 300);
-	t_rx_close(&rx);
-	free(f);
+	cr_assert_geq(got, 0, "frames not made, sent or counted");
 	return got;
 }
 

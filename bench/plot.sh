@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Plots of bench/results: live.png (Mpps against rules, one line per system),
 # testrun.png (ns per packet against rules), masks.png (ns per packet
-# against distinct masks).  Reads live.dat, testrun.md, masks.md.
+# against distinct masks), cp.png (the latency of a single change against
+# rules, xtcam and nftables).  Reads live.dat, testrun.md, masks.md, cp.dat.
 # Usage: bench/plot.sh RESULTS_DIR
 set -euo pipefail
 dir=${1:-bench/results}
@@ -119,6 +120,31 @@ set yrange [0:*]
 set key outside right
 set grid
 plot ${fd:-1/0} title "XDP\\\\_DROP floor" lw 2 dt 2 lc rgb "black", $plots
+EOF
+fi
+# --- control plane: single-change latency against rules -----------------------
+if [ -s "$dir/cp.dat" ]; then
+	d=$dir/cp.dat
+	# columns: rules, xtcam add med p99, del med p99, nft add element med p99,
+	# delete element med p99, nft add rule med p99; the bars reach the p99
+	gnuplot <<EOF
+set terminal pngcairo size 900,560 font ",10"
+set output "$dir/cp.png"
+set title "Single change, whole process: median, bar to p99\\n$stamp"
+set xlabel "rules in the block / elements in the set / rules in the chain"
+set ylabel "ms"
+set logscale x
+set logscale y
+set xrange [500:2000000]
+set xtics ("1k" 1000, "10k" 10000, "100k" 100000, "1M" 1000000)
+set key outside right
+set grid
+plot 20 title "20 ms (the target)" lw 2 dt 2 lc rgb "black", \\
+     "$d" using 1:2:2:3 with yerrorlines lw 2 title "xtcam rule add", \\
+     "$d" using 1:4:4:5 with yerrorlines lw 2 title "xtcam rule del", \\
+     "$d" using 1:6:6:7 with yerrorlines lw 2 title "nft add element", \\
+     "$d" using 1:8:8:9 with yerrorlines lw 2 title "nft delete element", \\
+     "$d" using 1:10:10:11 with yerrorlines lw 2 dt 4 title "nft add rule (chain)"
 EOF
 fi
 ls "$dir"/*.png >&2

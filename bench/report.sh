@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # docs/performance.md from a make bench run: the method, the machine and the
 # figures, read from the run's results (testrun.md, masks.md, live.md,
-# load.md and the meta file bench/run.sh writes).  Nothing is measured here
+# load.md, cp.md when the run has one, and the meta file bench/run.sh
+# writes).  Nothing is measured here
 # and nothing is compared with earlier runs.
 # Usage: bench/report.sh [RESULTS_DIR [OUT_FILE]]
 #        (defaults: bench/results docs/performance.md)
@@ -200,6 +201,57 @@ $(table "$load" 2)
 Memory of the registry shared by all blocks:
 $(sed -n 's/^of \([0-9.]* MiB\)\.$/\1/p' "$load" | head -1).
 EOF
+
+# --- the control plane (cp.md; absent from runs before that part existed)
+cp=$dir/cp.md
+if [ -f "$cp" ] && grep -q '^| measure | value |' "$cp"; then
+	cv() { cell "$cp" 3 "measure=$1" value; }
+	big=$(cv rules)
+	c1() { cell "$cp" 1 "rules=$big" "$1"; }
+	cat <<EOF
+
+## Control plane: single changes, load, show, delete
+
+What it measures: the wall time of whole processes, xtcam and nft timed
+the same way (\`bench/ptime\`: fork, exec and wait4 of each command, its
+peak RSS from wait4), against the number of rules: \`rule add\` and
+\`rule del\` of one rule on a bound block of N rules with a block of the
+largest size beside it, \`nft add element\` and \`nft delete element\` on
+a set of N elements, \`nft add rule\` on a chain of N rules; then \`rule
+load\`, \`rule show\`, unbind and \`block del\` of the largest block.
+As the run recorded its method:
+
+$(notes "$cp")
+
+The targets are those of the control plane's work, for a block of
+1,000,000 rules; this run's largest block had $big rules.
+
+| measure | xtcam | nftables | target |
+|---|---:|---:|---:|
+| single change on the block of $big rules, median ms (p99) | add $(c1 "xtcam add ms") ($(c1 "add p99 ms")), del $(c1 "xtcam del ms") ($(c1 "del p99 ms")) | add element $(c1 "nft add element ms") ($(c1 "add element p99 ms")), delete element $(c1 "nft delete element ms") ($(c1 "delete element p99 ms")); add rule $(c1 "nft add rule ms (chain of N)") | <= 20 ms median each |
+| the same against 1000 rules (the big block beside) | add $(cv "rule add, against 1000 rules (medians)"), del $(cv "rule del, against 1000 rules (medians)") | - | <= 1.5x |
+| xtcam over nftables, $big | add $(c1 "add x nft")x, del $(c1 "del x nft")x | - | <= 2x |
+| \`rule load\` of $big rules into an empty bound block, s / peak RSS MiB | $(cv "rule load into an empty bound block, s") / $(cv "rule load, peak RSS MiB") | \`nft -f\` set $(cv "nft -f of a set of as many elements, s") / $(cv "nft -f of that set, peak RSS MiB") | <= 3 s / <= 400 MB |
+| \`rule show\` of $big rules: first line s / all s / peak RSS MiB | $(cv "rule show, first line s") / $(cv "rule show, all s") / $(cv "rule show, peak RSS MiB") | - | <= 0.1 / <= 3 / <= 64 |
+| \`block del\` of the $big-rule block (unbound), s | $(cv "block del (unbound), s") | - | <= 1 s |
+
+![single-change latency against rules](../bench/results/cp.png)
+
+Single changes:
+
+$(table "$cp" 1)
+
+Loads at each size:
+
+$(table "$cp" 2)
+
+The block of $big rules:
+
+$(table "$cp" 3)
+EOF
+else
+	printf '\n## Control plane\n\nNot measured in this run (no %s).\n' "$cp"
+fi
 } >"$outf.tmp"
 mv "$outf.tmp" "$outf"
 echo "report: $outf" >&2

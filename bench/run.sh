@@ -6,10 +6,12 @@
 #   live.md     live traffic through veth: xtcam, xdp-filter, nftables, floor
 #               (live.csv every interval, live.dat for the plot)
 #   load.md     rule load time, single-rule latency, kernel memory
+#   cp.md       the control plane: a single change against rules, xtcam and
+#               nftables (cp.dat for the plot); load, show, del of a big block
 #   *.png       plots (gnuplot)
 # Usage: bench/run.sh BUILD_DIR [quick]
 #
-# Each part has a time bound, and the whole a budget (19 minutes; quick: 3);
+# Each part has a time bound, and the whole a budget (29 minutes; quick: 4);
 # a part never runs past the budget.  A part learns its bound from
 # BENCH_SECS (bench_tr sizes its plan to it).  A part that runs out of time
 # writes what it has measured with a note saying so (killed at its bound:
@@ -26,11 +28,12 @@ mkdir -p "$out"
 q=()
 [ "$mode" = quick ] && q=(-q)
 start=$(date +%s)
-# the bounds of the parts, seconds: per-packet cost, masks, live, load
+# the bounds of the parts, seconds: per-packet cost, masks, live, load,
+# control plane
 if [ "$mode" = quick ]; then
-	budget=170 b_tr=45 b_masks=30 b_live=60 b_load=35
+	budget=210 b_tr=45 b_masks=30 b_live=60 b_load=35 b_cp=40
 else
-	budget=1140 b_tr=360 b_masks=180 b_live=330 b_load=270
+	budget=1740 b_tr=360 b_masks=180 b_live=330 b_load=270 b_cp=600
 fi
 # a file older than this was not written by this run
 marker=$(mktemp)
@@ -73,9 +76,11 @@ part "mask scaling" "$out/masks.md" $b_masks \
 	"$build/bench/bench_tr" "${q[@]}" -s -b "$build" -o "$out/masks.md"
 part "live traffic" "$out/live.md" $b_live bench/live.sh "$build" "$out" $mode
 part "load time and memory" "$out/load.md" $b_load bench/load.sh "$build" "$out" $mode
+rm -f "$out/cp.dat"
+part "control plane" "$out/cp.md" $b_cp bench/cp.sh "$build" "$out" $mode
 step "plots"
 bench/plot.sh "$out" || { summary+=("plots: failed"); status=1; }
-for f in testrun masks live load; do
+for f in testrun masks live load cp; do
 	echo
 	cat "$out/$f.md"
 done

@@ -213,8 +213,9 @@ r_del=$(awk -v n="$max" -v f="$first" '$1 == n { a = $4 } $1 == f { b = $4 } END
 	echo
 	echo "## Loads at each size"
 	echo
-	echo "\`xtcam rule load\` of the N rules into an empty bound block and \`nft -f\` of the N-element set"
-	echo "(its table, chain and rule included) and of the chain of N rules, one run each."
+	echo "\`xtcam rule load\` of the N rules into an empty bound block (below the largest size, with the"
+	echo "block of $max rules beside it) and \`nft -f\` of the N-element set (its table, chain and rule"
+	echo "included) and of the chain of N rules, one run each."
 	echo
 	echo "| rules | xtcam rule load s | load peak RSS MiB | nft -f set s | nft -f chain s |"
 	echo "|---:|---:|---:|---:|---:|"

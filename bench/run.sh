@@ -31,7 +31,7 @@ start=$(date +%s)
 # the bounds of the parts, seconds: per-packet cost, masks, live, load,
 # control plane
 if [ "$mode" = quick ]; then
-	budget=210 b_tr=45 b_masks=30 b_live=60 b_load=35 b_cp=40
+	budget=230 b_tr=45 b_masks=30 b_live=60 b_load=35 b_cp=60
 else
 	budget=1740 b_tr=360 b_masks=180 b_live=330 b_load=270 b_cp=600
 fi

@@ -47,6 +47,12 @@ stopped=0
 cleanup() {
 	"$XT" flush >/dev/null 2>&1 || true
 	ip netns del $NS 2>/dev/null || true
+	# a flush that failed (a command killed mid-commit) leaves the pins:
+	# the instance is this script's own
+	if [ -d "/sys/fs/bpf/$XTCAM_INSTANCE" ]; then
+		echo "cp: flush left /sys/fs/bpf/$XTCAM_INSTANCE; removing it" >&2
+		rm -rf "/sys/fs/bpf/$XTCAM_INSTANCE"
+	fi
 	rm -rf "$work"
 	if [ "$stopped" = 1 ] && [ -f "$out/cp.md" ]; then
 		printf '\n%s\n' "**Stopped early:** killed at its time bound; the rows above are complete, the rest was not measured." >>"$out/cp.md"

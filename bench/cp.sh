@@ -10,7 +10,7 @@
 #                        sizes are 1k, 10k, 100k, 1M up to it
 #   XTCAM_BENCH_CP_BIND  the XDP mode of the bindings: native (default) or
 #                        generic
-#   XTCAM_BENCH_CP_RUNS  the most runs of a single change (default 25;
+#   XTCAM_BENCH_CP_RUNS  the most runs of a single change, 3-254 (default 25;
 #                        quick: 9); fewer when they take more than the
 #                        budget of a measure (30 s; quick: 3 s), never
 #                        fewer than 3
@@ -34,6 +34,9 @@ if [ "$mode" = quick ]; then
 else
 	max=${XTCAM_BENCH_CP_MAX:-1000000} runs=${XTCAM_BENCH_CP_RUNS:-25} tb=30
 fi
+# run i adds 198.51.100.i
+case $runs in ''|*[!0-9]*) runs=0 ;; esac
+[ "$runs" -ge 3 ] && [ "$runs" -le 254 ] || { echo "cp: XTCAM_BENCH_CP_RUNS: 3 to 254" >&2; exit 2; }
 bmode=${XTCAM_BENCH_CP_BIND:-native}
 case $bmode in native|generic) ;; *) echo "cp: XTCAM_BENCH_CP_BIND: native or generic" >&2; exit 2 ;; esac
 sizes=

@@ -46,8 +46,63 @@ done
 [ -n "$sizes" ] || { echo "cp: XTCAM_BENCH_CP_MAX must be at least 1000" >&2; exit 2; }
 max=${sizes##* }
 
-stopped=0
+# rest: the tables of the loads and of the big block, from what has been
+# measured ("-" for the rest); at the end, or when the part is stopped
+first=1000
+rest() {
+	local r_add r_del n
+	rest_done=1
+	[ -f "$out/cp.dat" ] || return 0
+	r_add=$(awk -v n="$max" -v f="$first" '$1 == n { a = $2 } $1 == f { b = $2 } END { if (a > 0 && b > 0) printf "%.1fx", a / b; else print "-" }' "$out/cp.dat")
+	r_del=$(awk -v n="$max" -v f="$first" '$1 == n { a = $4 } $1 == f { b = $4 } END { if (a > 0 && b > 0) printf "%.1fx", a / b; else print "-" }' "$out/cp.dat")
+	{
+		echo
+		echo "## Loads at each size"
+		echo
+		echo "\`xtcam rule load\` of the N rules into an empty bound block (below the largest size, with the"
+		echo "block of $max rules beside it) and \`nft -f\` of the N-element set (its table, chain and rule"
+		echo "included) and of the chain of N rules, one run each."
+		echo
+		echo "| rules | xtcam rule load s | load peak RSS MiB | nft -f set s | nft -f chain s |"
+		echo "|---:|---:|---:|---:|---:|"
+		for n in $sizes; do
+			echo "| $n | $(ms2s "${XLOAD[$n]:-}") | $(mib "${XLRSS[$n]:-}") | $(ms2s "${NSET[$n]:-}") | $(ms2s "${NCHAIN[$n]:-}") |"
+		done
+		echo
+		echo "## The block of $max rules"
+		echo
+		echo "| measure | value |"
+		echo "|---|---:|"
+		echo "| rules | $max |"
+		echo "| rule add, against ${first} rules (medians) | $r_add |"
+		echo "| rule del, against ${first} rules (medians) | $r_del |"
+		echo "| rule load into an empty bound block, s | $(ms2s "$big_load") |"
+		echo "| rule load, peak RSS MiB | $(mib "$big_load_rss") |"
+		echo "| rule show, first line s | $(ms2s "$big_first") |"
+		echo "| rule show, all s | $(ms2s "$big_show") |"
+		echo "| rule show, peak RSS MiB | $(mib "$big_show_rss") |"
+		echo "| rule show, lines printed | ${big_show_lines:--} |"
+		echo "| rule show, runs | ${big_show_runs:--} |"
+		echo "| unbind, s | $(ms2s "$big_unbind") |"
+		echo "| block del (unbound), s | $(ms2s "$big_del") |"
+		echo "| block del, peak RSS MiB | $(mib "$big_del_rss") |"
+		echo "| nft -f of a set of as many elements, s | $(ms2s "$nft_big_load") |"
+		echo "| nft -f of that set, peak RSS MiB | $(mib "$nft_big_rss") |"
+	} >>"$out/cp.md"
+}
+stopped=0 rest_done=1
+big_load= big_load_rss= big_show= big_first= big_show_rss= big_show_lines= big_show_runs=
+big_unbind= big_del= big_del_rss= nft_big_load= nft_big_rss=
+declare -A XLOAD=() XLRSS=() NSET=() NCHAIN=()
 cleanup() {
+	local rc=$?
+	[ "$rest_done" = 1 ] || rest
+	if [ "$stopped" = 1 ] && [ -f "$out/cp.md" ]; then
+		printf '\n%s\n' "**Stopped early:** killed at its time bound; the rows above are complete, the rest was not measured." >>"$out/cp.md"
+		echo "cp: stopped early; wrote $out/cp.md" >&2
+	elif [ "$rc" != 0 ] && [ -f "$out/cp.md" ]; then
+		printf '\n%s\n' "**Stopped early:** interrupted or failed (exit $rc); the rows above are complete, the rest was not measured." >>"$out/cp.md"
+	fi
 	"$XT" flush >/dev/null 2>&1 || true
 	ip netns del $NS 2>/dev/null || true
 	# a flush that failed (a command killed mid-commit) leaves the pins:
@@ -57,10 +112,6 @@ cleanup() {
 		rm -rf "/sys/fs/bpf/$XTCAM_INSTANCE"
 	fi
 	rm -rf "$work"
-	if [ "$stopped" = 1 ] && [ -f "$out/cp.md" ]; then
-		printf '\n%s\n' "**Stopped early:** killed at its time bound; the rows above are complete, the rest was not measured." >>"$out/cp.md"
-		echo "cp: stopped early; wrote $out/cp.md" >&2
-	fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT HUP
@@ -115,8 +166,8 @@ pt() {
 	printf '%s:\n%s\n' "$what" "$P" >>"$work/../cp.log"
 }
 val() { echo "$P" | sed -n "${1}p" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
-ms2s() { awk -v m="$1" 'BEGIN { printf "%.2f", m / 1000 }'; }
-mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
+ms2s() { awk -v m="$1" 'BEGIN { if (m == "") print "-"; else printf "%.2f", m / 1000 }'; }
+mib() { awk -v k="$1" 'BEGIN { if (k == "") print "-"; else printf "%.0f", k / 1024 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }'; }
 : >"$work/../cp.log"
 
@@ -134,6 +185,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else
 	echo "on an N-element set (a table with a $max-element set beside it), and \`nft add rule\` on a"
 	echo "netdev chain of N rules.  Up to $runs runs a measure; one that has run ${tb} s stops once it has"
 	echo "3 runs.  p99 is the nearest rank (with fewer than 100 runs, the slowest)."
+	echo "Largest block: $max rules."
 	echo "Command: \`make bench${mode:+ QUICK=1}\` (bench/cp.sh; \`XTCAM_BENCH_CP_MAX\` sets the largest size)."
 	echo
 	echo "## Single changes"
@@ -142,6 +194,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else
 	echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 } >"$out/cp.md"
 : >"$out/cp.dat"
+rest_done=0
 
 # the block of the largest size: created, bound, loaded (timed), shown
 # (timed); it stays beside the smaller blocks
@@ -151,6 +204,7 @@ rules "$work/big.rules" "$max"
 "$XT" bind big dev xtbc0 netns $NS mode "$bmode" >/dev/null
 pt "load $max" -n 1 -- "$XT" rule load big "$work/big.rules"
 big_load=$(val 1 med_ms) big_load_rss=$(val 1 rss_max_kb)
+XLOAD[$max]=$big_load XLRSS[$max]=$big_load_rss
 pt "show $max" -n 3 -m 1 -T "$tb" -f -- "$XT" rule show big
 big_show=$(val 1 med_ms) big_first=$(val 1 first_med_ms) big_show_rss=$(val 1 rss_max_kb)
 big_show_lines=$(val 1 lines) big_show_runs=$(val 1 runs)
@@ -159,9 +213,9 @@ echo "cp: xtcam load and show of $max done" >&2
 nft_set "$work/big.nft" xtbcb xtbc0 "$max"
 pt "nft -f set $max" -n 1 -N $NS -- nft -f "$work/big.nft"
 nft_big_load=$(val 1 med_ms) nft_big_rss=$(val 1 rss_max_kb)
+NSET[$max]=$nft_big_load
 
 add_args() { echo rule add "$1" prio 7 handle 4000000@i@ eth_type ipv4 src_ip 198.51.100.@i@ action drop; }
-declare -A XLOAD XLRSS NSET NCHAIN
 for n in $sizes; do
 	# xtcam: the block of N rules (at the largest size, the big block)
 	b=big
@@ -172,8 +226,6 @@ for n in $sizes; do
 		"$XT" bind small dev xtbc2 netns $NS mode "$bmode" >/dev/null
 		pt "load $n" -n 1 -- "$XT" rule load small "$work/small.rules"
 		XLOAD[$n]=$(val 1 med_ms) XLRSS[$n]=$(val 1 rss_max_kb)
-	else
-		XLOAD[$n]=$big_load XLRSS[$n]=$big_load_rss
 	fi
 	# shellcheck disable=SC2046
 	pt "xtcam add/del $n" -n "$runs" -T "$tb" -- "$XT" $(add_args $b) ::: "$XT" rule del $b handle 4000000@i@
@@ -190,8 +242,6 @@ for n in $sizes; do
 		nft_set "$work/set.nft" xtbcs xtbc2 "$n"
 		pt "nft -f set $n" -n 1 -N $NS -- nft -f "$work/set.nft"
 		NSET[$n]=$(val 1 med_ms)
-	else
-		NSET[$n]=$nft_big_load
 	fi
 	pt "nft element $n" -n "$runs" -T "$tb" -N $NS -- nft add element netdev $t a "{ 198.51.100.@i@ }" \
 		::: nft delete element netdev $t a "{ 198.51.100.@i@ }"
@@ -215,41 +265,5 @@ pt "unbind $max" -n 1 -- "$XT" unbind big dev xtbc0 netns $NS
 big_unbind=$(val 1 med_ms)
 pt "block del $max" -n 1 -- "$XT" block del big
 big_del=$(val 1 med_ms) big_del_rss=$(val 1 rss_max_kb)
-first=$(echo $sizes | cut -d' ' -f1)
-r_add=$(awk -v n="$max" -v f="$first" '$1 == n { a = $2 } $1 == f { b = $2 } END { if (b > 0) printf "%.1f", a / b; else print "-" }' "$out/cp.dat")
-r_del=$(awk -v n="$max" -v f="$first" '$1 == n { a = $4 } $1 == f { b = $4 } END { if (b > 0) printf "%.1f", a / b; else print "-" }' "$out/cp.dat")
-{
-	echo
-	echo "## Loads at each size"
-	echo
-	echo "\`xtcam rule load\` of the N rules into an empty bound block (below the largest size, with the"
-	echo "block of $max rules beside it) and \`nft -f\` of the N-element set (its table, chain and rule"
-	echo "included) and of the chain of N rules, one run each."
-	echo
-	echo "| rules | xtcam rule load s | load peak RSS MiB | nft -f set s | nft -f chain s |"
-	echo "|---:|---:|---:|---:|---:|"
-	for n in $sizes; do
-		echo "| $n | $(ms2s "${XLOAD[$n]}") | $(mib "${XLRSS[$n]}") | $(ms2s "${NSET[$n]}") | $(ms2s "${NCHAIN[$n]}") |"
-	done
-	echo
-	echo "## The block of $max rules"
-	echo
-	echo "| measure | value |"
-	echo "|---|---:|"
-	echo "| rules | $max |"
-	echo "| rule add, against ${first} rules (medians) | ${r_add}x |"
-	echo "| rule del, against ${first} rules (medians) | ${r_del}x |"
-	echo "| rule load into an empty bound block, s | $(ms2s "$big_load") |"
-	echo "| rule load, peak RSS MiB | $(mib "$big_load_rss") |"
-	echo "| rule show, first line s | $(ms2s "$big_first") |"
-	echo "| rule show, all s | $(ms2s "$big_show") |"
-	echo "| rule show, peak RSS MiB | $(mib "$big_show_rss") |"
-	echo "| rule show, lines printed | $big_show_lines |"
-	echo "| rule show, runs | $big_show_runs |"
-	echo "| unbind, s | $(ms2s "$big_unbind") |"
-	echo "| block del (unbound), s | $(ms2s "$big_del") |"
-	echo "| block del, peak RSS MiB | $(mib "$big_del_rss") |"
-	echo "| nft -f of a set of as many elements, s | $(ms2s "$nft_big_load") |"
-	echo "| nft -f of that set, peak RSS MiB | $(mib "$nft_big_rss") |"
-} >>"$out/cp.md"
+rest
 echo "cp: wrote $out/cp.md" >&2

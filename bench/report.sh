@@ -204,9 +204,9 @@ EOF
 
 # --- the control plane (cp.md; absent from runs before that part existed)
 cp=$dir/cp.md
-if [ -f "$cp" ] && grep -q '^| measure | value |' "$cp"; then
+if [ -f "$cp" ] && grep -q '^Largest block: [0-9]* rules\.$' "$cp"; then
 	cv() { cell "$cp" 3 "measure=$1" value; }
-	big=$(cv rules)
+	big=$(sed -n 's/^Largest block: \([0-9]*\) rules\.$/\1/p' "$cp" | head -1)
 	c1() { cell "$cp" 1 "rules=$big" "$1"; }
 	cat <<EOF
 
@@ -248,6 +248,7 @@ $(table "$cp" 2)
 The block of $big rules:
 
 $(table "$cp" 3)
+$(grep -h '^\*\*Stopped early' "$cp" | sed 's/^/\n/')
 EOF
 else
 	printf '\n## Control plane\n\nNot measured in this run (no %s).\n' "$cp"

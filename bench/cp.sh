@@ -91,8 +91,8 @@ rest() {
 	} >>"$out/cp.md"
 }
 stopped=0 rest_done=1
-big_load= big_load_rss= big_show= big_first= big_show_rss= big_show_lines= big_show_runs=
-big_unbind= big_del= big_del_rss= nft_big_load= nft_big_rss=
+big_load='' big_load_rss='' big_show='' big_first='' big_show_rss='' big_show_lines='' big_show_runs=''
+big_unbind='' big_del='' big_del_rss='' nft_big_load='' nft_big_rss=''
 declare -A XLOAD=() XLRSS=() NSET=() NCHAIN=()
 cleanup() {
 	local rc=$?

@@ -3,8 +3,10 @@
  * Time whole processes: run a command (or a cycle of commands) several
  * times, each as a process of its own (fork, exec, wait4; no shell), and
  * print per command the wall time of its runs (min, median, p99, max) and
- * the peak RSS the kernel reports for it in wait4's rusage.  The control
- * plane benchmark times xtcam and nft with it, the same way.
+ * the peak RSS the kernel reports for it in wait4's rusage (which counts
+ * the child from its fork, so it is never below ptime's own RSS, about
+ * 2 MB).  The control plane benchmark times xtcam and nft with it, the
+ * same way.
  *
  * Usage: ptime [-n RUNS] [-m MIN_RUNS] [-T SECS] [-s START] [-N NETNS] [-f]
  *              [-e] -- CMD ARGS... [::: CMD2 ARGS...]...
@@ -185,7 +187,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	int runs = 25, min_runs = 3, pipe_out = 0, keep_going = 0, ncmd = 0, opt, done, k;
+	int runs = 25, min_runs = 3, pipe_out = 0, keep_going = 0, ncmd = 0, opt, done, k, ret = 0;
 	double budget = 0, t0;
 	const char *netns = NULL;
 	struct cmd cmds[MAXCMD] = {};
@@ -245,7 +247,8 @@ int main(int argc, char **argv)
 		cmds[k].first = calloc(runs, sizeof(double));
 		if (!cmds[k].ms || !cmds[k].first) {
 			fprintf(stderr, "ptime: out of memory\n");
-			return 1;
+			ret = 1;
+			goto out;
 		}
 	}
 	t0 = now_ms();
@@ -257,7 +260,8 @@ int main(int argc, char **argv)
 
 			if (st < 0) {
 				fprintf(stderr, "ptime: %s: %s\n", cmds[k].argv[0], strerror(-st));
-				return 1;
+				ret = 1;
+				goto out;
 			}
 			if (st) {
 				cmds[k].fails++;
@@ -265,7 +269,8 @@ int main(int argc, char **argv)
 					fprintf(stderr, "ptime: %s (command %d, run %d) %s %d\n", cmds[k].argv[0], k + 1,
 						done + 1, WIFEXITED(st) ? "exited" : "killed by signal",
 						WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-					return 1;
+					ret = 1;
+					goto out;
 				}
 			}
 		}
@@ -286,15 +291,17 @@ int main(int argc, char **argv)
 				double fmed = median(c->first, nf);
 
 				printf(" first_med_ms=%.2f first_max_ms=%.2f", fmed, c->first[nf - 1]);
-			}
-			else {
+			} else {
 				printf(" first_med_ms=- first_max_ms=-");
 			}
 			printf(" lines=%ld", c->lines / done);
 		}
 		printf("\n");
-		free(c->ms);
-		free(c->first);
 	}
-	return 0;
+out:
+	for (k = 0; k < ncmd; k++) {
+		free(cmds[k].ms);
+		free(cmds[k].first);
+	}
+	return ret;
 }

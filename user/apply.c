@@ -134,7 +134,8 @@ static int handles(struct rs_block *f, char *err, size_t errlen)
 		}
 		f->rules[i].handle = ++next;
 	}
-	qsort(f->rules, f->n, sizeof(*f->rules), cmp_handle);
+	if (f->n)               /* rules is NULL then */
+		qsort(f->rules, f->n, sizeof(*f->rules), cmp_handle);
 	for (i = 1; i < f->n; i++)
 		if (f->rules[i].handle == f->rules[i - 1].handle) {
 			xtcam_set_err(err, errlen, "block %s: handle %u given twice", f->spec.name,
@@ -167,7 +168,8 @@ static void rule_diff(struct ap *a, struct ap_block *ab)
 	for (i = 0; i < nr; i++) {
 		const struct xtcam_rule *o = xtcam_block_rule_at(b, i);
 
-		if (!bsearch(o, ab->f->rules, ab->f->n, sizeof(*ab->f->rules), cmp_handle))
+		if (!ab->f->n ||
+		    !bsearch(o, ab->f->rules, ab->f->n, sizeof(*ab->f->rules), cmp_handle))
 			say(a, "rule del %s handle %u", ab->f->spec.name, o->handle);
 	}
 	for (i = 0; i < ab->f->n; i++) {

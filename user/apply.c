@@ -159,29 +159,37 @@ static void say_rule(struct ap *a, const char *verb, const struct rs_block *f,
 	say(a, "rule %s %s %s", verb, f->spec.name, text);
 }
 
-/* The rule changes of a block that is there; counted and said. */
-static void rule_diff(struct ap *a, struct ap_block *ab)
+/* The rule changes of a block that is there, against its committed rules
+ * in the registry: counted and said, in handle order. */
+static int rule_diff(struct ap *a, struct ap_block *ab, const struct xtcam_block_rec *rec)
 {
-	struct xtcam_block *b = xtcam_block_find(a->c->core, ab->f->spec.name);
-	size_t nr = b ? xtcam_block_rule_count(b) : 0, i, before = a->res->changes;
+	const struct rs_block *f = ab->f;
+	struct xtcam_rule *cur;
+	size_t n, i = 0, j = 0, before = a->res->changes;
+	int e = xtcam_state_rules(a->c->st, rec, false, &cur, &n);
 
-	for (i = 0; i < nr; i++) {
-		const struct xtcam_rule *o = xtcam_block_rule_at(b, i);
-
-		if (!ab->f->n ||
-		    !bsearch(o, ab->f->rules, ab->f->n, sizeof(*ab->f->rules), cmp_handle))
-			say(a, "rule del %s handle %u", ab->f->spec.name, o->handle);
+	if (e) {
+		xtcam_set_err(a->err, a->errlen, "block %s: cannot read its rules: %s",
+			      f->spec.name, strerror(-e));
+		return e;
 	}
-	for (i = 0; i < ab->f->n; i++) {
-		const struct xtcam_rule *r = &ab->f->rules[i];
-		const struct xtcam_rule *o = b ? xtcam_block_rule_find(b, r->handle) : NULL;
-
-		if (!o)
-			say_rule(a, "add", ab->f, r);
-		else if (!xtcam_rule_equal(o, r))
-			say_rule(a, "replace", ab->f, r);
+	if (n)
+		qsort(cur, n, sizeof(*cur), cmp_handle);
+	while (i < n || j < f->n) {
+		if (j == f->n || (i < n && cur[i].handle < f->rules[j].handle)) {
+			say(a, "rule del %s handle %u", f->spec.name, cur[i++].handle);
+		} else if (i == n || f->rules[j].handle < cur[i].handle) {
+			say_rule(a, "add", f, &f->rules[j++]);
+		} else {
+			if (!xtcam_rule_equal(&cur[i], &f->rules[j]))
+				say_rule(a, "replace", f, &f->rules[j]);
+			i++;
+			j++;
+		}
 	}
+	free(cur);
 	ab->nchg = a->res->changes - before;
+	return 0;
 }
 
 static bool same_binding(const struct xtcam_bind_rec *r, const struct xtcam_bind_req *q)
@@ -353,7 +361,9 @@ static int plan(struct ap *a)
 		if (a->o->bindings_for)
 			break;
 		if (ab->state == BLK_SAME) {
-			rule_diff(a, ab);
+			e = rule_diff(a, ab, reg_block(a, ab->f->spec.name));
+			if (e)
+				return e;
 			if (!ab->nchg)
 				continue;
 			/* what `rule load ... replace check` refuses fails here */

@@ -112,13 +112,15 @@ int xtcam_cli_apply(int argc, char **argv, bool json, bool pretty)
 			"decimal, as older versions of xtcam wrote them\n",
 			strcmp(file, "-") ? file : "stdin");
 	nb = xtcam_restore_nblocks(rs);
-	names = calloc(nb + 1, sizeof(*names));
+	names = calloc(nb + 2, sizeof(*names));
 	if (!names) {
 		xtcam_restore_free(rs);
 		return ap_fail(&o, ENOMEM, "apply: out of memory (nothing changed)");
 	}
 	for (i = 0; i < nb; i++)
 		names[i] = xtcam_restore_block(rs, i);
+	if (opts.prune)
+		names[nb] = "*";        /* the blocks to remove too */
 	e = xtcam_open(&c, opts.check ? 0 : XTCAM_OPEN_CREATE, names, err, sizeof(err));
 	free(names);
 	if (e) {

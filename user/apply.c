@@ -47,7 +47,6 @@ struct ap {
 	size_t nbind;
 	bool *unbind;                   /* per registry binding */
 	bool *bind;                     /* per file binding */
-	bool *gone;                     /* per file binding: its device is not there */
 	char *err;
 	size_t errlen;
 	int first;                      /* the first error */
@@ -79,7 +78,8 @@ static void say(struct ap *a, const char *fmt, ...)
 	a->o->change(a->o->arg, line);
 }
 
-static void error(struct ap *a, int e, const char *msg)
+/* the first error is the one returned */
+static void failed(struct ap *a, int e, const char *msg)
 {
 	if (a->first)
 		return;
@@ -404,7 +404,7 @@ static void do_unbind(struct ap *a, size_t i)
 	a->unbind[i] = false;
 	e = xtcam_cmd_unbind(a->c, r->block, r->dev, r->netns, msg, sizeof(msg));
 	if (e)
-		error(a, e, msg);
+		failed(a, e, msg);
 }
 
 /* Make a block the file has and the registry has not (any more). */
@@ -424,7 +424,7 @@ static int make_block(struct ap *a, struct ap_block *ab)
 		char full[XTCAM_MSG_MAX + 64];
 
 		snprintf(full, sizeof(full), "block %s: %s", name, msg);
-		error(a, e, full);
+		failed(a, e, full);
 	}
 	return e;
 }
@@ -445,7 +445,7 @@ static void execute(struct ap *a)
 					do_unbind(a, j);
 			e = xtcam_cmd_block_del(a->c, ab->f->spec.name, msg, sizeof(msg));
 			if (e) {
-				error(a, e, msg);
+				failed(a, e, msg);
 				ab->failed = true;
 				continue;
 			}
@@ -459,7 +459,7 @@ static void execute(struct ap *a)
 		e = xtcam_cmd_rule_load(a->c, ab->f->spec.name, ab->f->rules, ab->f->n, true, false,
 					msg, sizeof(msg));
 		if (e)
-			error(a, e, msg);
+			failed(a, e, msg);
 	}
 	for (i = 0; i < a->nbind; i++)
 		do_unbind(a, i);
@@ -473,7 +473,7 @@ static void execute(struct ap *a)
 			char full[XTCAM_MSG_MAX + 160];
 
 			snprintf(full, sizeof(full), "%s:%lu: %s", rs->name, rs->binds[i].lineno, msg);
-			error(a, e, full);
+			failed(a, e, full);
 		}
 	}
 	for (i = 0; a->o->prune && i < a->nrecs; i++) {
@@ -484,7 +484,7 @@ static void execute(struct ap *a)
 			continue;
 		e = xtcam_cmd_block_del(a->c, name, msg, sizeof(msg));
 		if (e)
-			error(a, e, msg);
+			failed(a, e, msg);
 	}
 }
 
@@ -498,8 +498,7 @@ int xtcam_cmd_apply(struct xtcam_ctx *c, const struct xtcam_restore *rs,
 	memset(res, 0, sizeof(*res));
 	a.blocks = calloc(rs->nb + 1, sizeof(*a.blocks));
 	a.bind = calloc(rs->nbind + 1, sizeof(*a.bind));
-	a.gone = calloc(rs->nbind + 1, sizeof(*a.gone));
-	if (!a.blocks || !a.bind || !a.gone) {
+	if (!a.blocks || !a.bind) {
 		e = -ENOMEM;
 		xtcam_set_err(err, errlen, "apply: out of memory");
 		goto out;
@@ -525,7 +524,6 @@ int xtcam_cmd_apply(struct xtcam_ctx *c, const struct xtcam_restore *rs,
 out:
 	free(a.blocks);
 	free(a.bind);
-	free(a.gone);
 	free(a.unbind);
 	free(a.recs);
 	free(a.bkeys);

@@ -132,10 +132,11 @@ struct xtcam_apply_result {
 /* Make the blocks the file names equal to it: blocks, their rules and
  * bindings added, changed or removed, each block's rules in one atomic
  * change; a rule or binding the file has as it is is not touched (its
- * counters and its XDP program stay).  Everything is checked before the
- * first change.  A binding whose device or namespace is not there does
- * not stop the rest: it is reported (opts->missing) and counted.  Returns
- * 0, or the first error (the other blocks are still applied). */
+ * counters and its XDP program stay).  Every block's rule changes are
+ * checked (capacity, actions) before the first change.  A binding whose
+ * device or namespace is not there does not stop the rest: it is reported
+ * (opts->missing) and counted.  Returns 0, or the first error of a change
+ * (the other changes are still made). */
 int xtcam_cmd_apply(struct xtcam_ctx *c, const struct xtcam_restore *rs,
 		    const struct xtcam_apply_opts *opts, struct xtcam_apply_result *res,
 		    char *err, size_t errlen);

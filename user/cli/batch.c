@@ -43,6 +43,21 @@ static FILE *slurp(FILE *in)
 	return r;
 }
 
+/* a global option at the end of a line (main() takes them there too):
+ * it would hold for the lines after it */
+static const char *global_option(int wc, char **w)
+{
+	static const char *const opts[] = { "-j", "--json", "-p", "--pretty", "-v", "--verbose",
+					    "-w", "--wait", NULL };
+	int i, k;
+
+	for (i = 1; i < wc; i++)
+		for (k = 0; opts[k]; k++)
+			if (!strcmp(w[i], opts[k]))
+				return w[i];
+	return NULL;
+}
+
 int xtcam_cli_batch(const char *file, bool force, int (*run)(int argc, char **argv))
 {
 	const char *name = strcmp(file, "-") ? file : "stdin";
@@ -61,6 +76,7 @@ int xtcam_cli_batch(const char *file, bool force, int (*run)(int argc, char **ar
 	errno = 0;
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		char **w, **argv;
+		const char *opt;
 		int wc, rc;
 
 		lineno++;
@@ -79,9 +95,10 @@ int xtcam_cli_batch(const char *file, bool force, int (*run)(int argc, char **ar
 			free(w);
 			continue;
 		}
-		if (w[0][0] == '-') {
+		opt = w[0][0] == '-' ? w[0] : global_option(wc, w);
+		if (opt) {
 			fprintf(stderr, "xtcam: -batch: %s:%lu: \"%s\": options go on the command "
-				"line, before -batch\n", name, lineno, w[0]);
+				"line, before -batch\n", name, lineno, opt);
 			free(w);
 			rc = 1;
 			goto failed;

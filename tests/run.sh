@@ -3,7 +3,7 @@
 #   tests: N passed, N failed, N skipped
 # unit: no kernel, ASan+UBSan.  prog: BPF_PROG_TEST_RUN (root).  net: veth
 # pairs in private namespaces with real traffic (root).  cli-asan: the
-# net suite's cli tests (or XTCAM_TEST_FILTER's) again, driving the CLI
+# net suite's cli and cli_* tests (or XTCAM_TEST_FILTER's) again, driving the CLI
 # built with ASan+UBSan (BUILD_DIR/asan/xtcam): a sanitizer report of a
 # command fails its test and the suite.
 # Usage: tests/run.sh BUILD_DIR [suite...]   (XTCAM_TEST_FILTER=glob)
@@ -25,7 +25,7 @@ for s in $suites; do
 	filter=${XTCAM_TEST_FILTER:-}
 	cli=$XTCAM_BIN
 	if [ "$s" = cli-asan ]; then
-		bin=$build/tests/net cli=$build/asan/xtcam filter=${filter:-cli/*}
+		bin=$build/tests/net cli=$build/asan/xtcam filter=${filter:-cli*/*}
 		[ -x "$cli" ] || continue
 	fi
 	[ -x "$bin" ] || continue

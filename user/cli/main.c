@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 #include "xtcam/loader.h"
 #include "xtcam/syntax.h"
+#include "cli.h"
 
 #define XTCAM_VERSION "0.1"
 #define EXIT_LOCK 4     /* another xtcam held the lock for longer than -w */
@@ -148,6 +149,8 @@ static const char *match_word(const char *arg, const char *const *words)
 static const char *help_main =
 "Usage: xtcam [OPTIONS] OBJECT { COMMAND | help }\n"
 "       xtcam save > FILE ; xtcam restore FILE|-\n"
+"       xtcam apply [--check] [--prune] [--bindings-for DEV] FILE|-\n"
+"       xtcam [OPTIONS] [-force] -batch FILE|-\n"
 "       xtcam flush\n"
 "where  OBJECT := { block | bind | unbind | rule | counters }\n"
 "       OPTIONS := { -j[son] | -p[retty] | -v[erbose] | -V[ersion] |\n"
@@ -156,7 +159,10 @@ static const char *help_main =
 "-v shows libbpf's and libxdp's warnings, -v -v their whole log.\n"
 "-w SECONDS: how long to wait for the lock another xtcam holds (default 30;\n"
 "0: fail at once).  Exit status: 0 done, 1 refused or failed, 2 bad options,\n"
-"4 the lock was still held after -w SECONDS.\n";
+"3 apply left out bindings (no such device or netns), 4 the lock was still\n"
+"held after -w SECONDS.\n"
+"-batch: one command a line, each its own commit; stops at the first that\n"
+"fails (-force: goes on, exits 1).\n";
 
 static const char *help_block =
 "Usage: xtcam block add NAME [capacity N] [default pass|drop]\n"
@@ -193,6 +199,8 @@ static const char *help_rule =
 static const char *help_config =
 "Usage: xtcam save > FILE           (every block, rule and binding, as text)\n"
 "       xtcam restore FILE|-        (what save wrote, on a state without blocks)\n"
+"       xtcam apply [--check] [--prune] [--bindings-for DEV] FILE|-\n"
+"                                   (make the file's blocks equal to it)\n"
 "       xtcam flush                 (remove every block, rule and binding)\n";
 
 static int help(const char *text)
@@ -212,7 +220,8 @@ static const char *help_of(const char *obj)
 		return help_bind;
 	if (!strcmp(obj, "rule") || !strcmp(obj, "counters"))
 		return help_rule;
-	if (!strcmp(obj, "save") || !strcmp(obj, "restore") || !strcmp(obj, "flush"))
+	if (!strcmp(obj, "save") || !strcmp(obj, "restore") || !strcmp(obj, "flush") ||
+	    !strcmp(obj, "apply"))
 		return help_config;
 	return help_main;
 }
@@ -864,11 +873,14 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "wait", required_argument, NULL, 'w' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "force", no_argument, NULL, 'f' },
 		{ 0 }
 	};
 	static const char *const objects[] = { "block", "bind", "unbind", "rule", "counters",
-					       "save", "restore", "flush", "help", NULL };
-	const char *obj;
+					       "save", "restore", "flush", "apply", "help", NULL };
+	const char *obj, *batch = NULL;
+	bool force = false;
 	int o, i;
 
 	/* global options also at the end: xtcam rule show edge -j */
@@ -890,6 +902,10 @@ int main(int argc, char **argv)
 			break;
 		argc--;
 	}
+	/* iproute2's -batch FILE and -force, before the object */
+	for (i = 1; i < argc && argv[i][0] == '-'; i += 1 + !strcmp(argv[i], "-w"))
+		if (!strcmp(argv[i], "-batch") || !strcmp(argv[i], "-force"))
+			argv[i] = argv[i][1] == 'b' ? "--batch" : "--force";
 	while ((o = getopt_long(argc, argv, "+jpvVhw:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'j': json_out = true; break;
@@ -901,6 +917,8 @@ int main(int argc, char **argv)
 		case 'w': if (set_wait(optarg))
 				  return 2;
 			  break;
+		case 'b': batch = optarg; break;
+		case 'f': force = true; break;
 		default:
 			fputs(help_main, stderr);
 			return 2;
@@ -911,6 +929,10 @@ int main(int argc, char **argv)
 		setenv("XTCAM_VERBOSE", verbose > 1 ? "2" : "1", 1);
 	argc -= optind;
 	argv += optind;
+	/* each line runs through main() again (batch.c) */
+	if (batch)
+		return argc ? usage_error("-batch %s: no command after it", batch) :
+			      xtcam_cli_batch(batch, force, main);
 	if (!argc) {
 		fputs(help_main, stderr);
 		return 2;
@@ -918,7 +940,7 @@ int main(int argc, char **argv)
 	obj = match_word(argv[0], objects);
 	if (!obj)
 		return usage_error("unknown object \"%s\" (block, bind, unbind, rule, counters, "
-				   "save, restore, flush)", argv[0]);
+				   "save, restore, apply, flush)", argv[0]);
 	if (!strcmp(obj, "help"))
 		return help(argc > 1 ? help_of(match_word(argv[1], objects)) : help_main);
 	/* `xtcam rule add --help`: the usage, not a block called --help (block
@@ -943,5 +965,7 @@ int main(int argc, char **argv)
 		return do_save(argc - 1);
 	if (!strcmp(obj, "restore"))
 		return do_restore(argc - 1, argv + 1);
+	if (!strcmp(obj, "apply"))
+		return xtcam_cli_apply(argc - 1, argv + 1, json_out, pretty);
 	return do_flush(argc - 1);
 }

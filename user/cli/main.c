@@ -17,8 +17,11 @@
 #include <json-c/json.h>
 #include "xtcam/loader.h"
 #include "xtcam/syntax.h"
+#include "cli/metrics.h"
 
-#define XTCAM_VERSION "0.1"
+#ifndef XTCAM_VERSION
+#define XTCAM_VERSION "unknown"       /* the Makefile gives VERSION */
+#endif
 #define EXIT_LOCK 4     /* another xtcam held the lock for longer than -w */
 
 static bool json_out, pretty;
@@ -149,6 +152,7 @@ static const char *help_main =
 "Usage: xtcam [OPTIONS] OBJECT { COMMAND | help }\n"
 "       xtcam save > FILE ; xtcam restore FILE|-\n"
 "       xtcam flush\n"
+"       xtcam metrics [BLOCK] [--rules[=BLOCK,...]] [--output FILE]\n"
 "where  OBJECT := { block | bind | unbind | rule | counters }\n"
 "       OPTIONS := { -j[son] | -p[retty] | -v[erbose] | -V[ersion] |\n"
 "                    -w[ait] SECONDS }\n"
@@ -867,7 +871,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	static const char *const objects[] = { "block", "bind", "unbind", "rule", "counters",
-					       "save", "restore", "flush", "help", NULL };
+					       "save", "restore", "flush", "metrics", "help", NULL };
 	const char *obj;
 	int o, i;
 
@@ -943,5 +947,7 @@ int main(int argc, char **argv)
 		return do_save(argc - 1);
 	if (!strcmp(obj, "restore"))
 		return do_restore(argc - 1, argv + 1);
+	if (!strcmp(obj, "metrics"))
+		return xtcam_cli_metrics(argc - 1, argv + 1);
 	return do_flush(argc - 1);
 }

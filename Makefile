@@ -142,37 +142,47 @@ vmtest: vm-deps
 	@$(MAKE) --no-print-directory all
 	$(Q)vmtest/run.sh $(if $(FULL),--full) $(VMTEST_ARGS)
 
+# the systemd units, their paths (@SBINDIR@, ...) filled in by install
+SYSTEMD_SRCS := $(wildcard contrib/systemd/*.service contrib/systemd/*.timer)
+
 # the CLI (self-contained: the BPF objects are in its skeletons), and the
 # library with its headers for C users of the flow_block API; the man
 # pages, bash completion, systemd units (not enabled) and udev rule; the
 # example configuration only where there is none
-install: all man $(UNITS)
+install: all man
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/xtcam \
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPDIR) \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVDIR) $(DESTDIR)$(SYSCONFDIR)/xtcam
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVDIR) $(DESTDIR)$(SYSCONFDIR)/xtcam \
+		$(DESTDIR)$(SYSCONFDIR)/default
 	install -m 0755 $(BUILD)/xtcam $(DESTDIR)$(SBINDIR)/xtcam
 	install -m 0644 $(BUILD)/libxtcam.a $(DESTDIR)$(PREFIX)/lib/libxtcam.a
 	install -m 0644 include/xtcam/*.h $(DESTDIR)$(PREFIX)/include/xtcam/
 	install -m 0644 $(BUILD)/man/xtcam.8 $(DESTDIR)$(MANDIR)/man8/xtcam.8
 	install -m 0644 $(BUILD)/man/xtcam-rules.7 $(DESTDIR)$(MANDIR)/man7/xtcam-rules.7
 	install -m 0644 contrib/bash-completion/xtcam $(DESTDIR)$(COMPDIR)/xtcam
-	install -m 0644 $(UNITS) $(DESTDIR)$(UNITDIR)/
-	install -m 0644 contrib/systemd/80-xtcam.rules $(DESTDIR)$(UDEVDIR)/80-xtcam.rules
+	for u in $(SYSTEMD_SRCS); do \
+		sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@EXIT_PARTIAL@|$(EXIT_PARTIAL)|g' \
+		    -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $$u > $(DESTDIR)$(UNITDIR)/$${u##*/} && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; \
+	done
+	install -m 0644 contrib/systemd/90-xtcam.rules $(DESTDIR)$(UDEVDIR)/90-xtcam.rules
 	[ -e $(DESTDIR)$(SYSCONFDIR)/xtcam/xtcam.conf ] || \
 		install -m 0644 contrib/systemd/xtcam.conf $(DESTDIR)$(SYSCONFDIR)/xtcam/xtcam.conf
+	[ -e $(DESTDIR)$(SYSCONFDIR)/default/xtcam ] || \
+		install -m 0644 contrib/systemd/xtcam.default $(DESTDIR)$(SYSCONFDIR)/default/xtcam
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/xtcam $(DESTDIR)$(PREFIX)/lib/libxtcam.a
 	rm -rf $(DESTDIR)$(PREFIX)/include/xtcam
 	rm -f $(DESTDIR)$(MANDIR)/man8/xtcam.8 $(DESTDIR)$(MANDIR)/man7/xtcam-rules.7 \
-		$(DESTDIR)$(COMPDIR)/xtcam $(DESTDIR)$(UDEVDIR)/80-xtcam.rules \
-		$(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(UNITS)))
+		$(DESTDIR)$(COMPDIR)/xtcam $(DESTDIR)$(UDEVDIR)/90-xtcam.rules \
+		$(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(SYSTEMD_SRCS)))
 
 # --- man pages, units, package ------------------------------------------------
 # The man pages are docs/ pages: xtcam(8) is docs/xtcam.md, xtcam-rules(7)
 # is docs/rule-syntax.md (its title line gives way to a NAME section).
 MANS  := $(BUILD)/man/xtcam.8 $(BUILD)/man/xtcam-rules.7
-PANDOC_MAN = pandoc -s -f markdown -t man --shift-heading-level-by=-1 \
+PANDOC_MAN = pandoc -s -f markdown-smart -t man --shift-heading-level-by=-1 \
 	-M section=$(2) -M footer="xtcam $(VERSION)" -M header="xtcam manual" \
 	-M date="$(shell date -u -d @$${SOURCE_DATE_EPOCH:-$$(stat -c %Y VERSION)} +%Y-%m-%d)"
 man: $(MANS)
@@ -185,14 +195,6 @@ $(BUILD)/man/xtcam-rules.7: docs/rule-syntax.md contrib/man/xtcam-rules.7.name.m
 	$(call msg,PANDOC,$@)
 	$(Q)mkdir -p $(@D) && { cat contrib/man/xtcam-rules.7.name.md; echo; sed '1{/^# /d}' $<; } | \
 		$(call PANDOC_MAN,xtcam-rules,7) -M title=XTCAM-RULES -o $@
-
-# the systemd units, with the paths of this install
-UNIT_SRCS := $(wildcard contrib/systemd/*.service contrib/systemd/*.timer)
-UNITS     := $(patsubst contrib/systemd/%,$(BUILD)/systemd/%,$(UNIT_SRCS))
-$(BUILD)/systemd/%: contrib/systemd/% Makefile | $(BUILD)
-	$(call msg,GEN,$@)
-	$(Q)mkdir -p $(@D) && sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@EXIT_PARTIAL@|$(EXIT_PARTIAL)|g' \
-		-e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< > $@
 
 # dpkg-buildpackage writes into the parent of the source tree: build a
 # copy of the tree (what git knows of, committed or not) under $(BUILD)/deb

@@ -19,6 +19,7 @@ ARCH_INC  := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
 VERSION   := $(shell cat VERSION)
 # where make install puts things (the package: debian/rules)
 SBINDIR   ?= $(PREFIX)/sbin
+LIBDIR    ?= $(PREFIX)/lib
 MANDIR    ?= $(PREFIX)/share/man
 DOCDIR    ?= $(PREFIX)/share/doc/xtcam
 UNITDIR   ?= $(PREFIX)/lib/systemd/system
@@ -149,13 +150,13 @@ SYSTEMD_SRCS := $(wildcard contrib/systemd/*.service contrib/systemd/*.timer)
 # library with its headers for C users of the flow_block API; the man
 # pages, bash completion, systemd units (not enabled) and udev rule; the
 # example configuration only where there is none
-install: all man
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/xtcam \
+install: $(BUILD)/xtcam $(BUILD)/libxtcam.a man
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PREFIX)/include/xtcam \
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPDIR) \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVDIR) $(DESTDIR)$(SYSCONFDIR)/xtcam \
 		$(DESTDIR)$(SYSCONFDIR)/default
 	install -m 0755 $(BUILD)/xtcam $(DESTDIR)$(SBINDIR)/xtcam
-	install -m 0644 $(BUILD)/libxtcam.a $(DESTDIR)$(PREFIX)/lib/libxtcam.a
+	install -m 0644 $(BUILD)/libxtcam.a $(DESTDIR)$(LIBDIR)/libxtcam.a
 	install -m 0644 include/xtcam/*.h $(DESTDIR)$(PREFIX)/include/xtcam/
 	install -m 0644 $(BUILD)/man/xtcam.8 $(DESTDIR)$(MANDIR)/man8/xtcam.8
 	install -m 0644 $(BUILD)/man/xtcam-rules.7 $(DESTDIR)$(MANDIR)/man7/xtcam-rules.7
@@ -172,7 +173,7 @@ install: all man
 		install -m 0644 contrib/systemd/xtcam.default $(DESTDIR)$(SYSCONFDIR)/default/xtcam
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/xtcam $(DESTDIR)$(PREFIX)/lib/libxtcam.a
+	rm -f $(DESTDIR)$(SBINDIR)/xtcam $(DESTDIR)$(LIBDIR)/libxtcam.a
 	rm -rf $(DESTDIR)$(PREFIX)/include/xtcam
 	rm -f $(DESTDIR)$(MANDIR)/man8/xtcam.8 $(DESTDIR)$(MANDIR)/man7/xtcam-rules.7 \
 		$(DESTDIR)$(COMPDIR)/xtcam $(DESTDIR)$(UDEVDIR)/90-xtcam.rules \
@@ -198,6 +199,7 @@ $(BUILD)/man/xtcam-rules.7: docs/rule-syntax.md contrib/man/xtcam-rules.7.name.m
 
 # dpkg-buildpackage writes into the parent of the source tree: build a
 # copy of the tree (what git knows of, committed or not) under $(BUILD)/deb
+# (without this make's variables: the copy has a build/ of its own)
 deb:
 	$(call msg,DEB,$(BUILD)/deb/xtcam_$(VERSION)_amd64.deb)
 	$(Q)rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/xtcam-$(VERSION) && \
@@ -205,7 +207,7 @@ deb:
 	  find . -path ./$(BUILD) -prune -o -type f -print; } | \
 	while read -r f; do [ -e "$$f" ] && printf '%s\n' "$$f"; done | \
 	tar -cf - -T - | tar -xf - -C $(BUILD)/deb/xtcam-$(VERSION) && \
-	cd $(BUILD)/deb/xtcam-$(VERSION) && dpkg-buildpackage -us -uc -b $(if $(V),,>../build.log 2>&1) || \
+	cd $(BUILD)/deb/xtcam-$(VERSION) && MAKEFLAGS= MAKELEVEL= dpkg-buildpackage -us -uc -b $(if $(V),,>../build.log 2>&1) || \
 	{ echo "make deb: dpkg-buildpackage failed, see $(BUILD)/deb/build.log" >&2; exit 1; }
 
 clean:

@@ -24,30 +24,9 @@
 #include "xtcam/syntax.h"
 #include "loader_int.h"
 #include "errmsg.h"
+#include "restore_int.h"
 
 #define MARKER XTCAM_RESTORE_MARKER
-
-struct rs_block {
-	struct xtcam_block_spec spec;
-	struct xtcam_rule *rules;
-	size_t n, cap;
-};
-
-struct rs_bind {
-	struct xtcam_bind_req req;      /* points into words */
-	char **words;                   /* from xtcam_split_words() */
-	unsigned long lineno;
-};
-
-struct xtcam_restore {
-	char name[128];                 /* of the file, for messages */
-	struct rs_block *blocks;
-	size_t nb;
-	struct rs_bind *binds;
-	size_t nbind;
-	int format;                     /* of its format line; 0: none */
-	bool content;                   /* a line other than a comment seen */
-};
 
 /* --- the words of bind and unbind ----------------------------------------- */
 

@@ -106,6 +106,39 @@ bool xtcam_restore_is_legacy(const struct xtcam_restore *rs);
  * way: see xtcam_open) none.  -EEXIST if one of its blocks exists. */
 int xtcam_cmd_restore(struct xtcam_ctx *c, const struct xtcam_restore *rs, char *err,
 		      size_t errlen);
+/* The blocks of a restore file, in its order (for xtcam_open()). */
+size_t xtcam_restore_nblocks(const struct xtcam_restore *rs);
+const char *xtcam_restore_block(const struct xtcam_restore *rs, size_t i);
+
+/* What xtcam_cmd_apply() does and whom it tells. */
+struct xtcam_apply_opts {
+	bool check;             /* change nothing, only say what would change */
+	bool prune;             /* also remove the blocks the file does not name */
+	const char *bindings_for; /* non-NULL: only the bindings of the file on
+				   * this device that are not there yet; no rule,
+				   * block or other binding changes */
+	/* each change as the command that makes it ("rule add edge prio 10
+	 * handle 42 ...", "unbind edge dev eth1"), before it is made */
+	void (*change)(void *arg, const char *line);
+	/* a binding of the file whose device or namespace is not there:
+	 * why names the block, the device and (if any) the namespace */
+	void (*missing)(void *arg, const char *why);
+	void *arg;
+};
+struct xtcam_apply_result {
+	size_t changes;         /* made (or, with check, to make) */
+	size_t missing;         /* bindings left out: no such device or netns */
+};
+/* Make the blocks the file names equal to it: blocks, their rules and
+ * bindings added, changed or removed, each block's rules in one atomic
+ * change; a rule or binding the file has as it is is not touched (its
+ * counters and its XDP program stay).  Everything is checked before the
+ * first change.  A binding whose device or namespace is not there does
+ * not stop the rest: it is reported (opts->missing) and counted.  Returns
+ * 0, or the first error (the other blocks are still applied). */
+int xtcam_cmd_apply(struct xtcam_ctx *c, const struct xtcam_restore *rs,
+		    const struct xtcam_apply_opts *opts, struct xtcam_apply_result *res,
+		    char *err, size_t errlen);
 /* remove every block, binding and pin xtcam made, and nothing else: a
  * folder without an xtcam registry is left as it is */
 int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen);

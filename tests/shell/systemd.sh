@@ -62,7 +62,7 @@ grep -q 'some bindings wait for their devices' <<<"$out" || fail "not logged: $o
 "$XTCAM" rule show boot | grep -q 'handle 1 prio 10' || fail "rule not made"
 # the device appears: the hotplug unit makes its binding, touches no rule
 "$XTCAM" rule add boot prio 20 ip_proto udp action drop >/dev/null
-ip -n "$ns-a" link add name late type dummy
+ip -n "$ns-a" link add name late type veth peer name latep
 run_unit xtcam-bind@.service late || fail "the hotplug unit: exit $?"
 "$XTCAM" block show boot | grep -q 'dev late netns' || fail "binding to late not made"
 "$XTCAM" rule show boot | grep -q 'prio 20' || fail "the hotplug unit removed a rule"

@@ -18,6 +18,7 @@
 #include "xtcam/loader.h"
 #include "xtcam/syntax.h"
 #include "cli/metrics.h"
+#include "cli.h"
 
 #ifndef XTCAM_VERSION
 #define XTCAM_VERSION "unknown"       /* the Makefile gives VERSION */
@@ -151,6 +152,8 @@ static const char *match_word(const char *arg, const char *const *words)
 static const char *help_main =
 "Usage: xtcam [OPTIONS] OBJECT { COMMAND | help }\n"
 "       xtcam save > FILE ; xtcam restore FILE|-\n"
+"       xtcam apply [--check] [--prune] [--bindings-for DEV] FILE|-\n"
+"       xtcam [OPTIONS] [-force] -batch FILE|-\n"
 "       xtcam flush\n"
 "       xtcam metrics [BLOCK] [--rules[=BLOCK,...]] [--output FILE]\n"
 "where  OBJECT := { block | bind | unbind | rule | counters }\n"
@@ -160,7 +163,10 @@ static const char *help_main =
 "-v shows libbpf's and libxdp's warnings, -v -v their whole log.\n"
 "-w SECONDS: how long to wait for the lock another xtcam holds (default 30;\n"
 "0: fail at once).  Exit status: 0 done, 1 refused or failed, 2 bad options,\n"
-"4 the lock was still held after -w SECONDS.\n";
+"3 apply left out bindings (no such device or netns), 4 the lock was still\n"
+"held after -w SECONDS.\n"
+"-batch: one command a line, each its own commit; stops at the first that\n"
+"fails (-force: goes on, exits 1).\n";
 
 static const char *help_block =
 "Usage: xtcam block add NAME [capacity N] [default pass|drop]\n"
@@ -197,6 +203,8 @@ static const char *help_rule =
 static const char *help_config =
 "Usage: xtcam save > FILE           (every block, rule and binding, as text)\n"
 "       xtcam restore FILE|-        (what save wrote, on a state without blocks)\n"
+"       xtcam apply [--check] [--prune] [--bindings-for DEV] FILE|-\n"
+"                                   (make the file's blocks equal to it)\n"
 "       xtcam flush                 (remove every block, rule and binding)\n";
 
 static int help(const char *text)
@@ -216,7 +224,8 @@ static const char *help_of(const char *obj)
 		return help_bind;
 	if (!strcmp(obj, "rule") || !strcmp(obj, "counters"))
 		return help_rule;
-	if (!strcmp(obj, "save") || !strcmp(obj, "restore") || !strcmp(obj, "flush"))
+	if (!strcmp(obj, "save") || !strcmp(obj, "restore") || !strcmp(obj, "flush") ||
+	    !strcmp(obj, "apply"))
 		return help_config;
 	return help_main;
 }
@@ -868,11 +877,15 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "wait", required_argument, NULL, 'w' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "force", no_argument, NULL, 'f' },
 		{ 0 }
 	};
 	static const char *const objects[] = { "block", "bind", "unbind", "rule", "counters",
-					       "save", "restore", "flush", "metrics", "help", NULL };
-	const char *obj;
+					       "save", "restore", "flush", "apply", "metrics", "help",
+					       NULL };
+	const char *obj, *batch = NULL;
+	bool force = false;
 	int o, i;
 
 	/* global options also at the end: xtcam rule show edge -j */
@@ -894,6 +907,10 @@ int main(int argc, char **argv)
 			break;
 		argc--;
 	}
+	/* iproute2's -batch FILE and -force, before the object */
+	for (i = 1; i < argc && argv[i][0] == '-'; i += 1 + !strcmp(argv[i], "-w"))
+		if (!strcmp(argv[i], "-batch") || !strcmp(argv[i], "-force"))
+			argv[i] = argv[i][1] == 'b' ? "--batch" : "--force";
 	while ((o = getopt_long(argc, argv, "+jpvVhw:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'j': json_out = true; break;
@@ -905,6 +922,8 @@ int main(int argc, char **argv)
 		case 'w': if (set_wait(optarg))
 				  return 2;
 			  break;
+		case 'b': batch = optarg; break;
+		case 'f': force = true; break;
 		default:
 			fputs(help_main, stderr);
 			return 2;
@@ -915,6 +934,10 @@ int main(int argc, char **argv)
 		setenv("XTCAM_VERBOSE", verbose > 1 ? "2" : "1", 1);
 	argc -= optind;
 	argv += optind;
+	/* each line runs through main() again (batch.c) */
+	if (batch)
+		return argc ? usage_error("-batch %s: no command after it", batch) :
+			      xtcam_cli_batch(batch, force, main);
 	if (!argc) {
 		fputs(help_main, stderr);
 		return 2;
@@ -922,7 +945,7 @@ int main(int argc, char **argv)
 	obj = match_word(argv[0], objects);
 	if (!obj)
 		return usage_error("unknown object \"%s\" (block, bind, unbind, rule, counters, "
-				   "save, restore, flush)", argv[0]);
+				   "save, restore, apply, flush)", argv[0]);
 	if (!strcmp(obj, "help"))
 		return help(argc > 1 ? help_of(match_word(argv[1], objects)) : help_main);
 	/* `xtcam rule add --help`: the usage, not a block called --help (block
@@ -947,6 +970,8 @@ int main(int argc, char **argv)
 		return do_save(argc - 1);
 	if (!strcmp(obj, "restore"))
 		return do_restore(argc - 1, argv + 1);
+	if (!strcmp(obj, "apply"))
+		return xtcam_cli_apply(argc - 1, argv + 1, json_out, pretty);
 	if (!strcmp(obj, "metrics"))
 		return xtcam_cli_metrics(argc - 1, argv + 1);
 	return do_flush(argc - 1);

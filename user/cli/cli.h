@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/* Commands of the CLI that live outside main.c. */
+#ifndef XTCAM_CLI_H
+#define XTCAM_CLI_H
+
+#include <stdbool.h>
+
+/* exit statuses besides 0, 1 (refused or failed) and 2 (bad options) */
+#define XTCAM_EXIT_PARTIAL 3    /* apply: bindings left out (no such device
+				 * or namespace), everything else applied */
+#define XTCAM_EXIT_LOCK 4       /* the lock was still held after -w */
+
+/* xtcam apply [--check] [--prune] [--bindings-for DEV] FILE|- (argv
+ * after "apply"); json, pretty: -j, -p */
+int xtcam_cli_apply(int argc, char **argv, bool json, bool pretty);
+
+/* xtcam -batch FILE|- [-force]: each command line of the file run by
+ * run(argc, argv) (argv[0] the program's name, as main() has it) */
+int xtcam_cli_batch(const char *file, bool force, int (*run)(int argc, char **argv));
+
+#endif

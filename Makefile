@@ -26,6 +26,8 @@ UNITDIR   ?= $(PREFIX)/lib/systemd/system
 UDEVDIR   ?= $(PREFIX)/lib/udev/rules.d
 COMPDIR   ?= $(PREFIX)/share/bash-completion/completions
 SYSCONFDIR?= /etc
+# where prometheus-node-exporter's textfile collector reads (Debian's)
+TEXTFILE_DIR ?= /var/lib/prometheus/node-exporter
 # the exit status of `xtcam apply` when some bindings of the file could
 # not be made (their device is not there yet): success for the boot unit
 EXIT_PARTIAL := 3
@@ -44,7 +46,7 @@ DEB_PKGS := make gcc libc6-dev clang llvm libbpf-dev bpftool libxdp-dev \
 	libjson-c-dev ethtool nftables gnuplot-nox linux-libc-dev procps \
 	util-linux iputils-ping tcpdump strace \
 	pandoc debhelper lintian debootstrap bash-completion systemd \
-	prometheus prometheus-node-exporter curl fakeroot dpkg-dev
+	prometheus prometheus-node-exporter curl fakeroot dpkg-dev man-db
 # ... and the ones vmtest needs on top (kernels come from Debian too).
 VM_PKGS  := qemu-system-x86 busybox-static cpio kmod linux-source-6.1 bc \
 	bison flex libelf-dev libssl-dev dwarves xz-utils dpkg-dev
@@ -163,7 +165,7 @@ install: $(BUILD)/xtcam $(BUILD)/libxtcam.a man
 	install -m 0644 contrib/bash-completion/xtcam $(DESTDIR)$(COMPDIR)/xtcam
 	for u in $(SYSTEMD_SRCS); do \
 		sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@EXIT_PARTIAL@|$(EXIT_PARTIAL)|g' \
-		    -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $$u > $(DESTDIR)$(UNITDIR)/$${u##*/} && \
+		    -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@TEXTFILE_DIR@|$(TEXTFILE_DIR)|g' $$u > $(DESTDIR)$(UNITDIR)/$${u##*/} && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; \
 	done
 	install -m 0644 contrib/systemd/90-xtcam.rules $(DESTDIR)$(UDEVDIR)/90-xtcam.rules

@@ -9,7 +9,14 @@ XTCAM=${XTCAM_BIN:-$build/xtcam}
 export XTCAM_INSTANCE=tsh$$
 cleanups=()
 # a free TCP port on 127.0.0.1
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() {
+	local p used
+	used=$(ss -Htln | awk '{ sub(/.*:/, "", $4); print $4 }')
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		grep -qx "$p" <<<"$used" || { echo "$p"; return; }
+	done
+}
 
 skip() { echo "skip: $*"; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -9,7 +9,7 @@ need_root
 need systemd-analyze
 root=$(scratch)
 make -C "$top" --no-print-directory -s install BUILD="$build" PREFIX="$root/usr" \
-	SYSCONFDIR="$root/etc" >/dev/null || fail "make install PREFIX=$root/usr"
+	SYSCONFDIR="$root/etc" TEXTFILE_DIR="$root/textfile" >/dev/null || fail "make install PREFIX=$root/usr"
 units=$root/usr/lib/systemd/system
 ln -s xtcam-bind@.service "$units/xtcam-bind@eth7.service"
 out=$(cd "$units" && MANPATH=$root/usr/share/man SYSTEMD_LOG_LEVEL=notice systemd-analyze verify xtcam.service \
@@ -27,9 +27,12 @@ assert_eq "SuccessExitStatus" "$(prop xtcam.service SuccessExitStatus)" "$partia
 assert_eq "udev rule" "$(grep -c 'SUBSYSTEM=="net".*SYSTEMD_WANTS}+="xtcam-bind@$name.service"' \
 	"$root/usr/lib/udev/rules.d/90-xtcam.rules")" 1
 
-# run a unit's Exec lines as systemd would ($$ is $; %i the instance)
+# run a unit's Exec lines as systemd would ($$ is $; %i the instance;
+# its EnvironmentFile read)
 run_unit() {
-	local unit=$1 inst=${2:-} line rc=0
+	local unit=$1 inst=${2:-} line rc=0 env
+	env=$(sed -n 's/^EnvironmentFile=-\{0,1\}//p' "$units/$unit")
+	if [ -n "$env" ] && [ -r "$env" ]; then set -a; . "$env"; set +a; fi
 	while IFS= read -r line; do
 		line=${line#*=}
 		line=${line//\$\$/\$}
@@ -73,3 +76,12 @@ rc=0; out=$(run_unit xtcam.service 2>&1) || rc=$?
 [ "$rc" != 0 ] && [ "$rc" != "$partial" ] || fail "a bad file: exit $rc"
 grep -q 'bogus' <<<"$out" || fail "a bad file: the error does not name it: $out"
 assert_eq "state after a bad file" "$("$XTCAM" save | grep -v '^#')" "$before"
+
+# the metrics timer's service: the textfile, whole, readable by node_exporter
+mkdir "$root/textfile"
+run_unit xtcam-metrics.service || fail "xtcam-metrics.service: exit $?"
+assert_eq "files in the textfile directory" "$(ls -A "$root/textfile")" xtcam.prom
+assert_eq "mode of xtcam.prom" "$(stat -c %a "$root/textfile/xtcam.prom")" 644
+grep -q '^xtcam_binding_info{block="boot",dev="late"' "$root/textfile/xtcam.prom" ||
+	fail "xtcam.prom: no binding of boot to late"
+[ "$(prop xtcam-metrics.timer OnUnitActiveSec)" = 15s ] || fail "the timer does not run every 15s"

@@ -76,3 +76,11 @@ grep -qx 'xtcam_rule_packets_total{action="drop",block="m",handle="1",prio="10"}
 	{ grep -E 'xtcam|textfile' "$d/scrape" >&2; fail "node_exporter's /metrics has no xtcam rule series"; }
 grep -q '^xtcam_block_misses_total{block="m"}' "$d/scrape" || fail "node_exporter: no xtcam_block_misses_total"
 grep -q '^node_textfile_scrape_error 0' "$d/scrape" || fail "node_exporter: textfile scrape error"
+
+# the device goes: the binding is gone, and says so
+ip -n "$ns-a" link del ta
+"$XTCAM" metrics > "$d/gone.prom"
+grep -qx "xtcam_binding_active{block=\"m\",dev=\"ta\",netns=\"$ns-a\"} 0" "$d/gone.prom" ||
+	fail "a gone binding: $(grep binding_active "$d/gone.prom")"
+grep -q '^xtcam_binding_info{block="m",dev="ta",.*state="gone"} 1$' "$d/gone.prom" ||
+	fail "a gone binding's state: $(grep binding_info "$d/gone.prom")"

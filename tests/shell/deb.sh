@@ -2,9 +2,9 @@
 # The Debian packages: make deb (dpkg-buildpackage -us -uc -b) builds them,
 # lintian finds no error, their version is VERSION's; then
 # `apt-get install ./xtcam_*.deb` into a bare Debian 12 (a debootstrap
-# chroot, kept in /var/cache/xtcam-tests so that a rerun takes seconds)
-# pulls runtime libraries only, and the xtcam it installed filters traffic
-# on a veth pair.
+# chroot, kept in /var/cache/xtcam-tests: debootstrap runs once)
+# pulls runtime libraries only, the xtcam it installed filters traffic
+# on a veth pair, and its udev rule starts the hotplug unit for a new device.
 . "$(dirname "$0")/lib.sh"
 need_root
 need dpkg-buildpackage
@@ -61,7 +61,8 @@ base=$1 work=$2 cache=$3 ns=$4 deb=$5 version=$6
 r=$work/root
 mount -t overlay overlay -o "lowerdir=$base,upperdir=$work/upper,workdir=$work/work" "$r"
 mount -t proc proc "$r/proc"
-mount -t sysfs sysfs "$r/sys"
+# sysfs of the test's namespace: its veth is what udev sees below
+nsenter --net="/run/netns/$ns-a" mount -t sysfs sysfs "$r/sys"
 mount -t bpf bpf "$r/sys/fs/bpf"
 mount --rbind /dev "$r/dev"
 mkdir -p "$r/run/netns" && mount --rbind /run/netns "$r/run/netns"
@@ -94,4 +95,16 @@ inroot xtcam rule show edge | grep -q 'packets 3 ' || { echo "FAIL: rule show: $
 inroot xtcam metrics --rules | grep -qx 'xtcam_rule_packets_total{block="edge",handle="1",prio="10",action="drop"} 3' ||
 	{ echo "FAIL: metrics in the chroot" >&2; exit 1; }
 inroot xtcam flush
+# the package's udev rule, by the real udev (installed now, after the
+# check above; its daemon kept from starting): an added network device
+# wants xtcam-bind@DEV.service
+printf '#!/bin/sh\nexit 101\n' > "$r/usr/sbin/policy-rc.d" && chmod +x "$r/usr/sbin/policy-rc.d"
+inroot env DEBIAN_FRONTEND=noninteractive apt-get -y -qq install --no-install-recommends udev \
+	> "$work/apt-udev.log" 2>&1 || { cat "$work/apt-udev.log" >&2; exit 1; }
+inroot udevadm test --action=add /sys/class/net/ta > "$work/udev.log" 2>&1 || true
+grep -q 'SYSTEMD_WANTS=xtcam-bind@ta.service' "$work/udev.log" ||
+	{ tail -20 "$work/udev.log" >&2; echo "FAIL: udev: no xtcam-bind@ta.service" >&2; exit 1; }
+inroot udevadm test --action=add /sys/class/net/lo > "$work/udev-lo.log" 2>&1 || true
+grep -q 'xtcam-bind@' "$work/udev-lo.log" && { echo "FAIL: udev: lo wants xtcam-bind" >&2; exit 1; }
+echo "udev: ta wants xtcam-bind@ta.service"
 INNER

@@ -945,7 +945,7 @@ int main(int argc, char **argv)
 	obj = match_word(argv[0], objects);
 	if (!obj)
 		return usage_error("unknown object \"%s\" (block, bind, unbind, rule, counters, "
-				   "save, restore, apply, flush)", argv[0]);
+				   "save, restore, apply, flush, metrics)", argv[0]);
 	if (!strcmp(obj, "help"))
 		return help(argc > 1 ? help_of(match_word(argv[1], objects)) : help_main);
 	/* `xtcam rule add --help`: the usage, not a block called --help (block

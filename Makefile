@@ -15,6 +15,22 @@ CLANG     ?= clang
 BPFTOOL   ?= bpftool
 CC        ?= gcc
 ARCH_INC  := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
+# the one version: xtcam -V, make install's man pages and the package
+VERSION   := $(shell cat VERSION)
+# where make install puts things (the package: debian/rules)
+SBINDIR   ?= $(PREFIX)/sbin
+LIBDIR    ?= $(PREFIX)/lib
+MANDIR    ?= $(PREFIX)/share/man
+DOCDIR    ?= $(PREFIX)/share/doc/xtcam
+UNITDIR   ?= $(PREFIX)/lib/systemd/system
+UDEVDIR   ?= $(PREFIX)/lib/udev/rules.d
+COMPDIR   ?= $(PREFIX)/share/bash-completion/completions
+SYSCONFDIR?= /etc
+# where prometheus-node-exporter's textfile collector reads (Debian's)
+TEXTFILE_DIR ?= /var/lib/prometheus/node-exporter
+# the exit status of `xtcam apply` when some bindings of the file could
+# not be made (their device is not there yet): success for the boot unit
+EXIT_PARTIAL := 3
 
 ifeq ($(V),1)
 Q =
@@ -28,7 +44,9 @@ endif
 DEB_PKGS := make gcc libc6-dev clang llvm libbpf-dev bpftool libxdp-dev \
 	xdp-tools libcriterion-dev libelf-dev zlib1g-dev pkg-config iproute2 \
 	libjson-c-dev ethtool nftables gnuplot-nox linux-libc-dev procps \
-	util-linux iputils-ping tcpdump strace
+	util-linux iputils-ping tcpdump strace \
+	pandoc debhelper lintian debootstrap bash-completion systemd \
+	prometheus prometheus-node-exporter curl fakeroot dpkg-dev man-db
 # ... and the ones vmtest needs on top (kernels come from Debian too).
 VM_PKGS  := qemu-system-x86 busybox-static cpio kmod linux-source-6.1 bc \
 	bison flex libelf-dev libssl-dev dwarves xz-utils dpkg-dev
@@ -52,6 +70,7 @@ BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 BPF_HDRS  := $(wildcard bpf/*.h include/xtcam/*.h)
 HDRS      := $(wildcard include/xtcam/*.h user/*.h tests/lib/*.h)
+HDRS      += $(wildcard user/cli/*.h)
 
 LIB_SRCS  := $(wildcard user/*.c)
 LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
@@ -74,7 +93,7 @@ TEST_BINS := $(if $(UNIT_SRCS),$(BUILD)/tests/unit) \
 	     $(if $(PROG_SRCS),$(BUILD)/tests/prog) \
 	     $(if $(NET_SRCS),$(BUILD)/tests/net)
 
-.PHONY: all deps vm-deps test check bench demo vmtest install uninstall clean help
+.PHONY: all deps vm-deps test check bench demo vmtest install uninstall clean help man deb
 
 all: $(BPF_OBJS) $(SKELS) $(BUILD)/libxtcam.a $(if $(CLI_SRCS),$(BUILD)/xtcam $(BUILD)/asan/xtcam) \
 	$(TEST_BINS) \
@@ -88,6 +107,8 @@ help:
 	@echo 'make bench    benchmarks, then docs/performance.md (QUICK=1: a short run)'
 	@echo 'make vmtest   the suite in a VM (FULL=1: all of it)'
 	@echo 'make install  install xtcam into $(PREFIX)'
+	@echo 'make man      the man pages, from docs/ (pandoc)'
+	@echo 'make deb      the Debian packages, in $(BUILD)/deb/'
 
 # Installs only what is missing, so a second run does nothing.
 deps:
@@ -124,17 +145,72 @@ vmtest: vm-deps
 	@$(MAKE) --no-print-directory all
 	$(Q)vmtest/run.sh $(if $(FULL),--full) $(VMTEST_ARGS)
 
+# the systemd units, their paths (@SBINDIR@, ...) filled in by install
+SYSTEMD_SRCS := $(wildcard contrib/systemd/*.service contrib/systemd/*.timer)
+
 # the CLI (self-contained: the BPF objects are in its skeletons), and the
-# library with its headers for C users of the flow_block API
-install: all
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/xtcam
-	install -m 0755 $(BUILD)/xtcam $(DESTDIR)$(PREFIX)/sbin/xtcam
-	install -m 0644 $(BUILD)/libxtcam.a $(DESTDIR)$(PREFIX)/lib/libxtcam.a
+# library with its headers for C users of the flow_block API; the man
+# pages, bash completion, systemd units (not enabled) and udev rule; the
+# example configuration only where there is none
+install: $(BUILD)/xtcam $(BUILD)/libxtcam.a man
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PREFIX)/include/xtcam \
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPDIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVDIR) $(DESTDIR)$(SYSCONFDIR)/xtcam \
+		$(DESTDIR)$(SYSCONFDIR)/default
+	install -m 0755 $(BUILD)/xtcam $(DESTDIR)$(SBINDIR)/xtcam
+	install -m 0644 $(BUILD)/libxtcam.a $(DESTDIR)$(LIBDIR)/libxtcam.a
 	install -m 0644 include/xtcam/*.h $(DESTDIR)$(PREFIX)/include/xtcam/
+	install -m 0644 $(BUILD)/man/xtcam.8 $(DESTDIR)$(MANDIR)/man8/xtcam.8
+	install -m 0644 $(BUILD)/man/xtcam-rules.7 $(DESTDIR)$(MANDIR)/man7/xtcam-rules.7
+	install -m 0644 contrib/bash-completion/xtcam $(DESTDIR)$(COMPDIR)/xtcam
+	for u in $(SYSTEMD_SRCS); do \
+		sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@EXIT_PARTIAL@|$(EXIT_PARTIAL)|g' \
+		    -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@TEXTFILE_DIR@|$(TEXTFILE_DIR)|g' $$u > $(DESTDIR)$(UNITDIR)/$${u##*/} && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; \
+	done
+	install -m 0644 contrib/systemd/90-xtcam.rules $(DESTDIR)$(UDEVDIR)/90-xtcam.rules
+	[ -e $(DESTDIR)$(SYSCONFDIR)/xtcam/xtcam.conf ] || \
+		install -m 0644 contrib/systemd/xtcam.conf $(DESTDIR)$(SYSCONFDIR)/xtcam/xtcam.conf
+	[ -e $(DESTDIR)$(SYSCONFDIR)/default/xtcam ] || \
+		install -m 0644 contrib/systemd/xtcam.default $(DESTDIR)$(SYSCONFDIR)/default/xtcam
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/sbin/xtcam $(DESTDIR)$(PREFIX)/lib/libxtcam.a
+	rm -f $(DESTDIR)$(SBINDIR)/xtcam $(DESTDIR)$(LIBDIR)/libxtcam.a
 	rm -rf $(DESTDIR)$(PREFIX)/include/xtcam
+	rm -f $(DESTDIR)$(MANDIR)/man8/xtcam.8 $(DESTDIR)$(MANDIR)/man7/xtcam-rules.7 \
+		$(DESTDIR)$(COMPDIR)/xtcam $(DESTDIR)$(UDEVDIR)/90-xtcam.rules \
+		$(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(SYSTEMD_SRCS)))
+
+# --- man pages, units, package ------------------------------------------------
+# The man pages are docs/ pages: xtcam(8) is docs/xtcam.md, xtcam-rules(7)
+# is docs/rule-syntax.md (its title line gives way to a NAME section).
+MANS  := $(BUILD)/man/xtcam.8 $(BUILD)/man/xtcam-rules.7
+PANDOC_MAN = pandoc -s -f markdown-smart -t man --shift-heading-level-by=-1 \
+	-M section=$(2) -M footer="xtcam $(VERSION)" -M header="xtcam manual" \
+	-M date="$(shell date -u -d @$${SOURCE_DATE_EPOCH:-$$(stat -c %Y VERSION)} +%Y-%m-%d)"
+man: $(MANS)
+
+$(BUILD)/man/xtcam.8: docs/xtcam.md VERSION | $(BUILD)
+	$(call msg,PANDOC,$@)
+	$(Q)mkdir -p $(@D) && sed '1{/^# /d}' $< | $(call PANDOC_MAN,xtcam,8) -M title=XTCAM -o $@
+
+$(BUILD)/man/xtcam-rules.7: docs/rule-syntax.md contrib/man/xtcam-rules.7.name.md VERSION | $(BUILD)
+	$(call msg,PANDOC,$@)
+	$(Q)mkdir -p $(@D) && { cat contrib/man/xtcam-rules.7.name.md; echo; sed '1{/^# /d}' $<; } | \
+		$(call PANDOC_MAN,xtcam-rules,7) -M title=XTCAM-RULES -o $@
+
+# dpkg-buildpackage writes into the parent of the source tree: build a
+# copy of the tree (what git knows of, committed or not) under $(BUILD)/deb
+# (without this make's variables: the copy has a build/ of its own)
+deb:
+	$(call msg,DEB,$(BUILD)/deb/xtcam_$(VERSION)_amd64.deb)
+	$(Q)rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/xtcam-$(VERSION) && \
+	{ git ls-files -co --exclude-standard 2>/dev/null || \
+	  find . -path ./$(BUILD) -prune -o -type f -print; } | \
+	while read -r f; do [ -e "$$f" ] && printf '%s\n' "$$f"; done | \
+	tar -cf - -T - | tar -xf - -C $(BUILD)/deb/xtcam-$(VERSION) && \
+	cd $(BUILD)/deb/xtcam-$(VERSION) && MAKEFLAGS= MAKELEVEL= dpkg-buildpackage -us -uc -b $(if $(V),,>../build.log 2>&1) || \
+	{ echo "make deb: dpkg-buildpackage failed, see $(BUILD)/deb/build.log" >&2; exit 1; }
 
 clean:
 	rm -rf $(BUILD)
@@ -160,6 +236,12 @@ $(BUILD)/asan/%.o: user/%.c $(HDRS) $(SKELS) | $(BUILD)
 $(BUILD)/libxtcam.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+# the version, from VERSION (for xtcam -V)
+VERSIONED := $(BUILD)/cli/main.o $(BUILD)/asan/cli/main.o $(BUILD)/cli/metrics.o \
+	     $(BUILD)/asan/cli/metrics.o
+$(VERSIONED): VERSION
+$(VERSIONED): XCFLAGS += -DXTCAM_VERSION='"$(VERSION)"'
 
 $(BUILD)/cli/%.o: user/cli/%.c $(HDRS) $(SKELS) | $(BUILD)
 	$(call msg,CC,$@)

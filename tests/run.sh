@@ -5,11 +5,14 @@
 # pairs in private namespaces with real traffic (root).  cli-asan: the
 # net suite's cli and cli_* tests (or XTCAM_TEST_FILTER's) again, driving the CLI
 # built with ASan+UBSan (BUILD_DIR/asan/xtcam): a sanitizer report of a
-# command fails its test and the suite.
+# command fails its test and the suite.  shell: tests/shell/*.sh, the
+# operator's tools (package, man pages, completion, units, metrics) with
+# the real programs: exit 0 passed, 77 skipped (the reason on its last
+# line), anything else failed.
 # Usage: tests/run.sh BUILD_DIR [suite...]   (XTCAM_TEST_FILTER=glob)
 set -u
 build=${1:-build}; shift || true
-suites=${*:-unit prog net cli-asan}
+suites=${*:-unit prog net cli-asan shell}
 export XTCAM_BIN=${XTCAM_BIN:-$build/xtcam}
 passed=0 failed=0 skipped=0 status=0
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
@@ -20,7 +23,35 @@ root_ok() {
 	return 0
 }
 
+# one shell test: tests/shell/NAME.sh BUILD_DIR (XTCAM_TEST_FILTER: shell/NAME)
+run_shell() {
+	local t name out rc
+	for t in "$(dirname "$0")"/shell/*.sh; do
+		name=$(basename "$t" .sh)
+		[ "$name" = lib ] && continue
+		case shell/$name in ${XTCAM_TEST_FILTER:-*}) ;; *) continue ;; esac
+		start=$SECONDS
+		out=$("$t" "$build" 2>&1); rc=$?
+		if [ $rc = 0 ]; then
+			echo "    [PASS] shell/$name ($((SECONDS - start))s)"
+			passed=$((passed + 1))
+		elif [ $rc = 77 ]; then
+			echo "    [SKIP] shell/$name: $(printf '%s\n' "$out" | tail -1)"
+			skipped=$((skipped + 1))
+		else
+			printf '%s\n' "$out" | tail -30 | sed 's/^/    /'
+			echo "    [FAIL] shell/$name: exit $rc"
+			failed=$((failed + 1)); status=1
+		fi
+	done
+}
+
 for s in $suites; do
+	if [ "$s" = shell ]; then
+		echo "  TEST     shell"
+		run_shell
+		continue
+	fi
 	bin=$build/tests/$s
 	filter=${XTCAM_TEST_FILTER:-}
 	cli=$XTCAM_BIN

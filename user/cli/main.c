@@ -17,9 +17,12 @@
 #include <json-c/json.h>
 #include "xtcam/loader.h"
 #include "xtcam/syntax.h"
+#include "cli/metrics.h"
 #include "cli.h"
 
-#define XTCAM_VERSION "0.1"
+#ifndef XTCAM_VERSION
+#define XTCAM_VERSION "unknown"       /* the Makefile gives VERSION */
+#endif
 #define EXIT_LOCK 4     /* another xtcam held the lock for longer than -w */
 
 static bool json_out, pretty;
@@ -152,6 +155,7 @@ static const char *help_main =
 "       xtcam apply [--check] [--prune] [--bindings-for DEV] FILE|-\n"
 "       xtcam [OPTIONS] [-force] -batch FILE|-\n"
 "       xtcam flush\n"
+"       xtcam metrics [BLOCK] [--rules[=BLOCK,...]] [--output FILE]\n"
 "where  OBJECT := { block | bind | unbind | rule | counters }\n"
 "       OPTIONS := { -j[son] | -p[retty] | -v[erbose] | -V[ersion] |\n"
 "                    -w[ait] SECONDS }\n"
@@ -878,7 +882,8 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	static const char *const objects[] = { "block", "bind", "unbind", "rule", "counters",
-					       "save", "restore", "flush", "apply", "help", NULL };
+					       "save", "restore", "flush", "apply", "metrics", "help",
+					       NULL };
 	const char *obj, *batch = NULL;
 	bool force = false;
 	int o, i;
@@ -940,7 +945,7 @@ int main(int argc, char **argv)
 	obj = match_word(argv[0], objects);
 	if (!obj)
 		return usage_error("unknown object \"%s\" (block, bind, unbind, rule, counters, "
-				   "save, restore, apply, flush)", argv[0]);
+				   "save, restore, apply, flush, metrics)", argv[0]);
 	if (!strcmp(obj, "help"))
 		return help(argc > 1 ? help_of(match_word(argv[1], objects)) : help_main);
 	/* `xtcam rule add --help`: the usage, not a block called --help (block
@@ -967,5 +972,7 @@ int main(int argc, char **argv)
 		return do_restore(argc - 1, argv + 1);
 	if (!strcmp(obj, "apply"))
 		return xtcam_cli_apply(argc - 1, argv + 1, json_out, pretty);
+	if (!strcmp(obj, "metrics"))
+		return xtcam_cli_metrics(argc - 1, argv + 1);
 	return do_flush(argc - 1);
 }

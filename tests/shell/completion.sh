@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# bash completion (contrib/bash-completion/xtcam) with bash-completion's
+# _init_completion: objects, verbs, keywords, block names read from the
+# state and device names, of our namespace or of the one `netns` names.
+. "$(dirname "$0")/lib.sh"
+need_root
+bc=/usr/share/bash-completion/bash_completion
+[ -r $bc ] || skip "bash-completion is not installed (make deps installs it)"
+ns=tshc$$
+veth_pair "$ns"
+"$XTCAM" block add edge >/dev/null
+"$XTCAM" block add core2 >/dev/null
+bindir=$(scratch)
+ln -s "$XTCAM" "$bindir/xtcam"
+
+# the completions of a line (the cursor at its end), sorted, on one line
+comp() {
+	PATH="$bindir:$PATH" LINE="$1" bash -c '
+		. '"$bc"' 2>/dev/null
+		. '"$top"'/contrib/bash-completion/xtcam
+		COMP_LINE=$LINE COMP_POINT=${#LINE}
+		read -ra COMP_WORDS <<<"$LINE"
+		[[ $LINE == *" " ]] && COMP_WORDS+=("")
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		complete -p xtcam >/dev/null || exit 1
+		_xtcam xtcam "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+		printf "%s\n" "${COMPREPLY[@]}" | sort | xargs'
+}
+# expect LINE WANT
+expect() {
+	local got
+	got=$(comp "$1")
+	[ "$got" = "$2" ] || fail "completing \"$1\": got \"$got\", want \"$2\""
+}
+# has LINE WORD: WORD among the completions
+has() {
+	local got
+	got=$(comp "$1")
+	[[ " $got " == *" $2 "* ]] || fail "completing \"$1\": \"$2\" not in \"$got\""
+}
+
+expect "xtcam bl" "block"
+has "xtcam " rule
+has "xtcam " metrics
+has "xtcam -" --json
+expect "xtcam block " "add del help show"
+expect "xtcam block show " "core2 edge"
+expect "xtcam -j rule show " "core2 edge"
+expect "xtcam -w 5 rule add e" "edge"
+expect "xtcam counters reset c" "core2"
+expect "xtcam rule " "add del flush help load replace show"
+expect "xtcam rule add edge prio 1 ip_proto " "icmp icmpv6 sctp tcp udp"
+expect "xtcam rule add edge prio 1 ac" "action"
+expect "xtcam rule add edge prio 1 dst_p" "dst_port"
+expect "xtcam rule add edge prio 1 action " "cpu drop pass redirect tx"
+expect "xtcam rule del edge " "handle"
+expect "xtcam bind edge mode " "auto generic hw native"
+expect "xtcam bind edge dev ta i" "ingress"
+expect "xtcam block add x default " "drop pass"
+expect "xtcam metrics --" "--output --rules"
+has "xtcam bind edge dev " lo
+has "xtcam bind edge netns " "$ns-a"
+# the devices of the namespace on the line, not ours
+expect "xtcam bind edge netns $ns-a dev " "lo ta"
+expect "xtcam rule add edge prio 1 action redirect dev tb netns $ns-b dev t" "tb"

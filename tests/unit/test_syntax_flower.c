@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 #include <string.h>
 #include "xtcam/compile.h"
+#include "xtcam/hwcompile.h"
 #include "syntax_test.h"
 
 /* --- text ------------------------------------------------------------------ */
@@ -494,4 +495,44 @@ Test(flower, indev)
 	k.ifindex = 2;
 	expect_match("prio 1 indev lo action drop", &k, false, "from ifindex 2");
 	expect_match("prio 1 indev ifindex/2 action drop", &k, true, "from ifindex 2");
+}
+
+/* --- offload ----------------------------------------------------------------- */
+
+Test(flower, hw_refuses_what_it_cannot_parse)
+{
+	static const struct { const char *line, *msg; } t[] = {
+		{ "prio 1 protocol arp arp_op 1 action drop", "ARP, MPLS" },
+		{ "prio 1 protocol mpls_uc mpls_label 1 action drop", "ARP, MPLS" },
+		{ "prio 1 pppoe_sid 1 action drop", "PPPoE" },
+		{ "prio 1 cfm op 1 action drop", "CFM" },
+		{ "prio 1 ip_proto l2tp l2tpv3_sid 1 action drop", "L2TPv3" },
+		{ "prio 1 ip_proto esp spi 1 action drop", "SPI" },
+		{ "prio 1 indev lo action drop", "indev" },
+		{ "prio 1 num_of_vlans 1 action drop", "two VLAN tags" },
+	};
+	static const char *const ok[] = {
+		"prio 1 protocol ip ip_proto udp action drop",
+		"prio 1 protocol 802.1ad vlan_id 5 action drop",
+		"prio 1 num_of_vlans 0 action drop",
+	};
+	char err[256];
+	struct xtcam_rule r;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		parse_ok(t[i].line, NULL, &r);
+		r.handle = 1;
+		err[0] = '\0';
+		cr_expect_eq(xtcam_hw_rule_check(&r, err, sizeof(err)), -EOPNOTSUPP,
+			     "%s", t[i].line);
+		cr_expect(strstr(err, t[i].msg), "%s: \"%s\" lacks \"%s\"", t[i].line,
+			  err, t[i].msg);
+	}
+	for (i = 0; i < ARRAY_SIZE(ok); i++) {
+		parse_ok(ok[i], NULL, &r);
+		r.handle = 1;
+		cr_expect_eq(xtcam_hw_rule_check(&r, err, sizeof(err)), 0, "%s: %s",
+			     ok[i], err);
+	}
 }

@@ -26,6 +26,7 @@
 #include "nsenter.h"
 #include "errmsg.h"
 #include "vanish.h"
+#include "trace.h"
 
 static const struct xtcam_net host_id = { 0, 0 };
 
@@ -146,11 +147,13 @@ void xtcam_close(struct xtcam_ctx *c)
 {
 	if (!c)
 		return;
+	xtcam_trace("command");
 	if (c->core && !IS_ERR(c->core))
 		xtcam_core_free(c->core);   /* unbinds with keep: kernel state stays */
 	xtcam_hw_ctx_free(c);
 	xtcam_state_close(c->st);
 	free(c);
+	xtcam_trace("close");
 }
 
 int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *blocks,
@@ -173,9 +176,11 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 	c->be_hw = (struct xtcam_backend){ "hw", xtcam_hw_setup, c };
 	c->be_native = (struct xtcam_backend){ "native", xtcam_xdp_setup, c };
 	c->be_generic = (struct xtcam_backend){ "generic", xtcam_xdp_setup, c };
+	xtcam_trace("start");
 	e = xtcam_state_open(&c->st, flags & XTCAM_OPEN_CREATE, err, errlen);
 	if (e)
 		goto fail;
+	xtcam_trace("lock");
 	c->core = xtcam_core_new();
 	if (IS_ERR(c->core)) {
 		e = (int)PTR_ERR(c->core);
@@ -195,6 +200,7 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 		xtcam_set_err(err, errlen, "registry: cannot read blocks: %s", strerror(-e));
 		goto fail;
 	}
+	xtcam_trace("registry");
 	dirty = calloc(nb + 1, sizeof(*dirty));
 	if (!dirty) {
 		e = -ENOMEM;
@@ -228,6 +234,7 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 		}
 	}
 
+	xtcam_trace("core");
 	e = xtcam_state_bindings(c->st, &keys, &recs, &nk);
 	if (e) {
 		xtcam_set_err(err, errlen, "registry: cannot read bindings: %s", strerror(-e));
@@ -295,6 +302,7 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 	e = xtcam_restore_recover(c, err, errlen);
 	if (e)
 		goto fail;
+	xtcam_trace("restore");
 	free(brecs);
 	free(keys);
 	free(recs);
@@ -1113,19 +1121,23 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 			(long long)entries, rec.capacity);
 		return -ENOSPC;
 	}
+	xtcam_trace("check");
 	e = xtcam_state_rules_stage(c->st, &rec, ops, n);
 	if (e) {
 		xtcam_set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
 		return e;
 	}
+	xtcam_trace("stage");
 	e = xtcam_block_rules_apply(b, ops, n, msg, sizeof(msg));
 	if (e) {
 		xtcam_state_rules_abort(c->st, &rec, ops, n);
 		xtcam_set_err(err, errlen, "block %s: %s", block, msg[0] ? msg : strerror(-e));
 		return e;
 	}
+	xtcam_trace("deliver");
 	rec.nentries = (__u32)entries;
 	e = xtcam_state_rules_commit(c->st, &rec, ops, n);
+	xtcam_trace("commit");
 	if (e)
 		xtcam_set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
 	return e;
@@ -1138,6 +1150,7 @@ int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb 
 	const struct xtcam_rule *old;
 	struct xtcam_rule_op op;
 
+	xtcam_trace("parse");
 	if (!b) {
 		xtcam_set_err(err, errlen, "block %s: no such block", block);
 		return -ENOENT;

@@ -11,6 +11,7 @@
  * The next invocation finds either and finishes or undoes them.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +246,14 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 	c->be_native = (struct xtcam_backend){ "native", xtcam_xdp_setup, c };
 	c->be_generic = (struct xtcam_backend){ "generic", xtcam_xdp_setup, c };
 	xtcam_trace("start");
+	if (flags & XTCAM_OPEN_READ) {
+		/* a reader of the registry alone: nothing to restore or repair */
+		e = xtcam_state_open_ro(&c->st, err, errlen);
+		if (e)
+			goto fail;
+		*out = c;
+		return 0;
+	}
 	e = xtcam_state_open(&c->st, flags & XTCAM_OPEN_CREATE, err, errlen);
 	if (e)
 		goto fail;
@@ -1578,48 +1587,6 @@ int xtcam_cmd_counters_reset(struct xtcam_ctx *c, const char *block, char *err, 
 
 /* --- save and flush -------------------------------------------------------- */
 
-struct sbuf {
-	char *s;
-	size_t n, cap;
-	int err;                /* the first failure: nothing more is added */
-};
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int need;
-
-	if (b->err)
-		return;
-	va_start(ap, fmt);
-	need = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (need < 0) {
-		b->err = -EINVAL;
-		return;
-	}
-	if (b->n + (size_t)need + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *p;
-
-		while (cap < b->n + (size_t)need + 1)
-			cap *= 2;
-		p = realloc(b->s, cap);
-		if (!p) {
-			b->err = -ENOMEM;
-			return;
-		}
-		b->s = p;
-		b->cap = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
-	va_end(ap);
-	b->n += (size_t)need;
-}
-
 static int cmp_binding(const void *a, const void *b)
 {
 	const struct xtcam_bind_rec *x = a, *y = b;
@@ -1630,14 +1597,71 @@ static int cmp_binding(const void *a, const void *b)
 	return d ? d : strcmp(x->dev, y->dev);
 }
 
-/* Every block, its rules and its bindings, or an error: never a part. */
-int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
+struct save_rules {
+	FILE *f;
+	const struct xtcam_block_spec *spec;
+	const char *block;
+	char *err;
+	size_t errlen;
+};
+
+static int save_rule(void *arg, const struct xtcam_rule *r)
+{
+	struct save_rules *w = arg;
+	char line[XTCAM_RULE_TEXT_MAX];
+	int n = xtcam_rule_format(r, w->spec, line, sizeof(line));
+
+	if (n < 0) {
+		xtcam_set_err(w->err, w->errlen, "save: block %s: rule handle %u: cannot write it: %s",
+			      w->block, r->handle, strerror(-n));
+		return n;
+	}
+	fprintf(w->f, "rule add %s %s\n", w->block, line);
+	return 0;
+}
+
+/* What a pass read is one committed state if this is the same after it:
+ * every block's change count and active generation, and the bindings. */
+static int save_sig(struct xtcam_ctx *c, char **sig, size_t *len)
 {
 	struct xtcam_block_rec *b = NULL;
 	struct xtcam_bind_key *keys = NULL;
 	struct xtcam_bind_rec *recs = NULL;
-	struct sbuf sb = { 0 };
-	size_t nb, nk, i, j;
+	size_t nb = 0, nk = 0, i;
+	FILE *f = open_memstream(sig, len);
+	int e;
+
+	if (!f)
+		return -ENOMEM;
+	e = xtcam_state_blocks(c->st, &b, &nb);
+	if (!e)
+		e = xtcam_state_bindings(c->st, &keys, &recs, &nk);
+	for (i = 0; !e && i < nb; i++)
+		fprintf(f, "%s %u %llu %u\n", b[i].name, b[i].id, (unsigned long long)b[i].seq,
+			b[i].rgen);
+	if (!e)
+		qsort(recs, nk, sizeof(*recs), cmp_binding);
+	for (i = 0; !e && i < nk; i++)
+		fprintf(f, "%s %s %s %s %u %u\n", recs[i].block, recs[i].dev, recs[i].netns,
+			recs[i].requested, recs[i].state, recs[i].binder);
+	fclose(f);
+	free(b);
+	free(keys);
+	free(recs);
+	if (e) {
+		free(*sig);
+		*sig = NULL;
+	}
+	return e;
+}
+
+/* One pass: every block, its rules and its bindings, into f. */
+static int save_pass(struct xtcam_ctx *c, FILE *f, char *err, size_t errlen)
+{
+	struct xtcam_block_rec *b = NULL;
+	struct xtcam_bind_key *keys = NULL;
+	struct xtcam_bind_rec *recs = NULL;
+	size_t nb, nk, i;
 	char line[XTCAM_RULE_TEXT_MAX];
 	time_t t = time(NULL);
 	int e = xtcam_state_blocks(c->st, &b, &nb);
@@ -1648,11 +1672,10 @@ int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
 		return e;
 	}
 	strftime(line, sizeof(line), "%Y-%m-%d %H:%M:%S UTC", gmtime(&t));
-	sb_printf(&sb, "%s%d, %s\n", XTCAM_SAVE_FORMAT_LINE, XTCAM_SAVE_FORMAT, line);
+	fprintf(f, "%s%d, %s\n", XTCAM_SAVE_FORMAT_LINE, XTCAM_SAVE_FORMAT, line);
 	for (i = 0; !e && i < nb; i++) {
 		struct xtcam_block_spec spec;
-		struct xtcam_rule *rules;
-		size_t nr;
+		struct save_rules w = { f, &spec, b[i].name, err, errlen };
 		int n;
 
 		spec_of(&b[i], &spec);
@@ -1663,24 +1686,12 @@ int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
 				b[i].name, strerror(-e));
 			break;
 		}
-		sb_printf(&sb, "block add %s\n", line);
-		e = xtcam_state_rules(c->st, &b[i], true, &rules, &nr);
-		if (e) {
+		fprintf(f, "block add %s\n", line);
+		err[0] = 0;
+		e = xtcam_state_rules_walk(c->st, &b[i], save_rule, &w);
+		if (e && !err[0])
 			xtcam_set_err(err, errlen, "save: block %s: cannot read its rules: %s",
 				b[i].name, strerror(-e));
-			break;
-		}
-		for (j = 0; j < nr; j++) {
-			n = xtcam_rule_format(&rules[j], &spec, line, sizeof(line));
-			if (n < 0) {
-				e = n;
-				xtcam_set_err(err, errlen, "save: block %s: rule handle %u: cannot "
-					"write it: %s", b[i].name, rules[j].handle, strerror(-e));
-				break;
-			}
-			sb_printf(&sb, "rule add %s %s\n", b[i].name, line);
-		}
-		free(rules);
 	}
 	/* in a fixed order, so that save, restore, save gives the same text */
 	if (!e)
@@ -1688,23 +1699,103 @@ int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
 	for (i = 0; !e && i < nk; i++) {
 		if (recs[i].state != XTCAM_BIND_ACTIVE)
 			continue;
-		sb_printf(&sb, "bind %s dev %s%s%s mode %s%s\n", recs[i].block, recs[i].dev,
-			  recs[i].netns[0] ? " netns " : "", recs[i].netns, recs[i].requested,
-			  recs[i].binder == FLOW_BLOCK_BINDER_TYPE_CLSACT_EGRESS ? " egress" : "");
+		fprintf(f, "bind %s dev %s%s%s mode %s%s\n", recs[i].block, recs[i].dev,
+			recs[i].netns[0] ? " netns " : "", recs[i].netns, recs[i].requested,
+			recs[i].binder == FLOW_BLOCK_BINDER_TYPE_CLSACT_EGRESS ? " egress" : "");
 	}
 	free(b);
 	free(keys);
 	free(recs);
-	if (!e && sb.err) {
-		e = sb.err;
-		xtcam_set_err(err, errlen, "save: %s", strerror(-e));
+	if (!e && ferror(f)) {
+		e = -EIO;
+		xtcam_set_err(err, errlen, "save: cannot write its temporary file");
 	}
-	if (e) {
-		free(sb.s);
+	return e;
+}
+
+#define SAVE_PASSES 8
+
+int xtcam_cmd_save_file(struct xtcam_ctx *c, FILE *out, char *err, size_t errlen)
+{
+	char path[PATH_MAX], buf[65536];
+	struct stat sb;
+	int e = 0, pass;
+	size_t n;
+	FILE *f;
+
+	/* a restore under way (or cut short): its blocks are not committed */
+	if ((c->flags & XTCAM_OPEN_READ) &&
+	    !xtcam_state_block_dir(c->st, XTCAM_RESTORE_MARKER, NULL, path, sizeof(path)) &&
+	    !stat(path, &sb))
+		return -EAGAIN;
+	f = tmpfile();
+	if (!f) {
+		e = -errno;
+		xtcam_set_err(err, errlen, "save: a temporary file: %s", strerror(-e));
 		return e;
 	}
-	*text = sb.s;
-	return 0;
+	for (pass = 0; pass < SAVE_PASSES; pass++) {
+		char *s0 = NULL, *s1 = NULL;
+		size_t l0 = 0, l1 = 0;
+		bool same;
+
+		rewind(f);
+		if (ftruncate(fileno(f), 0)) {
+			e = -errno;
+			break;
+		}
+		e = save_sig(c, &s0, &l0);
+		if (!e)
+			e = save_pass(c, f, err, errlen);
+		if (!e)
+			e = save_sig(c, &s1, &l1);
+		same = !e && l0 == l1 && !memcmp(s0, s1, l0);
+		free(s0);
+		free(s1);
+		if (e || same)
+			break;
+		/* a writer committed meanwhile: read it all again */
+		if (pass == SAVE_PASSES - 1) {
+			e = -EAGAIN;
+			xtcam_set_err(err, errlen, "save: the registry changed during each of %d "
+				      "reads", SAVE_PASSES);
+		}
+	}
+	if (!e && fflush(f))
+		e = -errno;
+	if (!e) {
+		rewind(f);
+		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+			if (fwrite(buf, 1, n, out) != n)
+				break;
+		if (ferror(f) || ferror(out)) {
+			e = -EIO;
+			xtcam_set_err(err, errlen, "save: cannot write it: %s", strerror(EIO));
+		}
+	} else if (!err[0]) {
+		xtcam_set_err(err, errlen, "save: %s", strerror(-e));
+	}
+	fclose(f);
+	return e;
+}
+
+/* Every block, its rules and its bindings, or an error: never a part. */
+int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
+{
+	size_t len = 0;
+	FILE *f = open_memstream(text, &len);
+	int e;
+
+	if (!f)
+		return -ENOMEM;
+	err[0] = 0;
+	e = xtcam_cmd_save_file(c, f, err, errlen);
+	fclose(f);
+	if (e) {
+		free(*text);
+		*text = NULL;
+	}
+	return e;
 }
 
 int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen)

@@ -527,10 +527,24 @@ static int foreign_entry(const char *root, char *buf, size_t len)
 	return found;
 }
 
+static int state_open(struct xtcam_state **out, bool create, bool lock, char *err,
+		      size_t errlen);
+
 int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t errlen)
 {
+	return state_open(out, create, true, err, errlen);
+}
+
+int xtcam_state_open_ro(struct xtcam_state **out, char *err, size_t errlen)
+{
+	return state_open(out, false, false, err, errlen);
+}
+
+static int state_open(struct xtcam_state **out, bool create, bool lock, char *err,
+		      size_t errlen)
+{
 	struct xtcam_state *st = calloc(1, sizeof(*st));
-	char path[PATH_MAX], lock[96], other[256];
+	char path[PATH_MAX], lockp[96], other[256];
 	const char *inst;
 	size_t m;
 	int e;
@@ -549,16 +563,19 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 		st->lock_fd = -1;
 		goto fail;
 	}
-	snprintf(lock, sizeof(lock), "/run/%s.lock", inst);
-	st->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (st->lock_fd < 0) {
-		e = -errno;
-		xtcam_set_err(err, errlen, "lock %s: %s", lock, strerror(-e));
-		goto fail;
+	st->lock_fd = -1;
+	snprintf(lockp, sizeof(lockp), "/run/%s.lock", inst);
+	if (lock) {
+		st->lock_fd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (st->lock_fd < 0) {
+			e = -errno;
+			xtcam_set_err(err, errlen, "lock %s: %s", lockp, strerror(-e));
+			goto fail;
+		}
+		e = take_lock(st->lock_fd, lockp, err, errlen);
+		if (e)
+			goto fail;
 	}
-	e = take_lock(st->lock_fd, lock, err, errlen);
-	if (e)
-		goto fail;
 	e = find_bpffs(inst, st->root, sizeof(st->root), err, errlen);
 	if (e)
 		goto fail;

@@ -39,6 +39,10 @@ struct xtcam_state {
  * Refuses, with a message, to start from an empty registry when the
  * host's bpffs is not visible (inside `ip netns exec`). */
 int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t errlen);
+/* The same without the lock and without creating anything: for readers
+ * of committed state only (each record a whole one, see
+ * xtcam_state_rules_walk). */
+int xtcam_state_open_ro(struct xtcam_state **out, char *err, size_t errlen);
 void xtcam_state_close(struct xtcam_state *st);
 /* let go of the lock early (the maps stay open, for reading) */
 void xtcam_state_unlock(struct xtcam_state *st);

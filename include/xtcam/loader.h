@@ -24,6 +24,8 @@ enum xtcam_open_flags {
 	                                 * reads as no blocks and is not
 	                                 * made (for commands that make no
 	                                 * block) */
+	XTCAM_OPEN_READ   = 1 << 1,     /* no lock, no core, no repair: for
+					 * xtcam_cmd_save_file() */
 };
 
 /* Lock, open the registry and rebuild the flow_block core: the blocks
@@ -126,6 +128,12 @@ int xtcam_cmd_restore(struct xtcam_ctx *c, const struct xtcam_restore *rs, char 
 		      size_t errlen);
 /* remove every block, binding and pin xtcam made, and nothing else: a
  * folder without an xtcam registry is left as it is */
+/* The same into out, in memory that does not grow with the rules: one
+ * committed state, read again while a writer changed the registry during
+ * the read (spooled to a temporary file first).  With XTCAM_OPEN_READ:
+ * -EAGAIN when a restore is under way or was cut short (open with the lock,
+ * which repairs it, and save again). */
+int xtcam_cmd_save_file(struct xtcam_ctx *c, FILE *out, char *err, size_t errlen);
 int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen);
 
 /* the block spec and rules of a block (for the CLI's rule load checks) */

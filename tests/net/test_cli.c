@@ -1210,3 +1210,26 @@ Test(cli, block_names_that_cannot_be_pinned)
 	cr_assert_str_empty(o, "no block made: %s", o);
 	free(o);
 }
+
+/* save reads without the writers' lock: it answers while another process
+ * holds the lock (as a writer stopped in the middle of a change does),
+ * and gives the committed state; writers still wait for each other. */
+Test(cli, save_answers_while_the_lock_is_held, .timeout = 60)
+{
+	char *o = NULL;
+	int rc;
+
+	XT_OK("block add edge");
+	XT_OK("rule add edge prio 1 handle 5 eth_type ipv4 action drop");
+	cr_assert_eq(t_sh(NULL, "(flock /run/%s.lock sleep 4 >/dev/null 2>&1 &) ; sleep 0.5",
+			  inst), 0);
+	rc = t_xtcam(&o, "-w 0 save");
+	cr_assert_eq(rc, 0, "save waited for the lock: %s", o);
+	cr_assert(strstr(o, "block add edge") &&
+		  strstr(o, "rule add edge prio 1 handle 5 eth_type ipv4 action drop"), "%s", o);
+	free(o);
+	rc = t_xtcam(&o, "-w 0 rule add edge prio 2 action drop");
+	cr_assert_eq(rc, 4, "a writer waits for the lock: %s", o);
+	free(o);
+	cr_assert_eq(t_sh(NULL, "flock /run/%s.lock true", inst), 0);
+}

@@ -775,13 +775,38 @@ static int do_save(int argc)
 
 	if (argc)
 		return usage_error("save: takes no arguments (xtcam save > FILE)");
-	if (!(c = open_ctx("*", 0, &rc)))
+	/* without the lock: one committed state, read as writers go on */
+	if (!(c = open_ctx(NULL, XTCAM_OPEN_READ, &rc)))
 		return rc;
-	e = xtcam_cmd_save(c, &text, err, sizeof(err));
-	xtcam_close(c);
-	if (e)
-		return fail(e, "%s", err);
-	if (json_out) {
+	if (!json_out) {
+		err[0] = 0;
+		e = xtcam_cmd_save_file(c, stdout, err, sizeof(err));
+		xtcam_close(c);
+		if (e == -EAGAIN && !err[0]) {
+			/* a restore to finish or undo first: with the lock */
+			if (!(c = open_ctx(NULL, 0, &rc)))
+				return rc;
+			e = xtcam_cmd_save_file(c, stdout, err, sizeof(err));
+			xtcam_close(c);
+		}
+		if (e)
+			return fail(e, "%s", err);
+		text = NULL;
+	} else {
+		e = xtcam_cmd_save(c, &text, err, sizeof(err));
+		xtcam_close(c);
+		if (e == -EAGAIN && !err[0]) {
+			if (!(c = open_ctx(NULL, 0, &rc)))
+				return rc;
+			e = xtcam_cmd_save(c, &text, err, sizeof(err));
+			xtcam_close(c);
+		}
+		if (e)
+			return fail(e, "%s", err);
+	}
+	if (!text) {
+		/* written already */
+	} else if (json_out) {
 		json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "config", json_object_new_string(text));

@@ -1212,6 +1212,7 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 		return e;
 	}
 	xtcam_trace("stage");
+	xtcam_crash_point("stage");
 	e = xtcam_block_rules_apply(b, ops, n, msg, sizeof(msg));
 	if (e) {
 		xtcam_state_rules_abort(c->st, &rec, ops, n);
@@ -1219,9 +1220,11 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 		return e;
 	}
 	xtcam_trace("deliver");
+	xtcam_crash_point("deliver");
 	rec.nentries = (__u32)entries;
 	e = xtcam_state_rules_commit(c->st, &rec, ops, n);
 	xtcam_trace("commit");
+	xtcam_crash_point("commit");
 	if (e)
 		xtcam_set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
 	return e;

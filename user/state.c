@@ -23,6 +23,7 @@
 #include "xtcam_registry.skel.h"
 #include "xtcam/loader.h"
 #include "errmsg.h"
+#include "trace.h"
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
@@ -1159,6 +1160,7 @@ int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,
 	b->rgen = !b->rgen;
 	b->seq++;
 	e = xtcam_state_block_put(st, b);       /* the commit point */
+	xtcam_crash_point("flip");
 	if (!e)
 		e = write_ops(st, b->id, !b->rgen, ops, n);
 	if (!e) {

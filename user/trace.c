@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /* XTCAM_TRACE: per-phase times of a command (see trace.h). */
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <time.h>
 #include "trace.h"
@@ -33,4 +35,12 @@ void xtcam_trace_mark(const char *phase)
 	fprintf(stderr, "xtcam: trace %-10s %9.3f ms  (at %9.3f ms)\n", phase, t - t_last,
 		t - t_start);
 	t_last = t;
+}
+
+void xtcam_crash_point(const char *name)
+{
+	const char *at = getenv("XTCAM_CRASH_AT");
+
+	if (at && !strcmp(at, name))
+		raise(SIGKILL);
 }

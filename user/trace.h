@@ -16,4 +16,11 @@ void xtcam_trace_mark(const char *phase);
 
 #define xtcam_trace(phase) do { if (xtcam_tracing) xtcam_trace_mark(phase); } while (0)
 
+/* XTCAM_CRASH_AT=NAME: the process kills itself (SIGKILL, as kill -9)
+ * when it reaches the point of that name: for the tests of what the next
+ * invocation makes of a change cut short.  Points of a rule change, in
+ * order: stage (registry staged), deliver (data paths changed), flip
+ * (committed, the other generation not yet caught up), commit (done). */
+void xtcam_crash_point(const char *name);
+
 #endif

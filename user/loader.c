@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
  * The loader: the CLI's operations on the registry, the flow_block core
- * and the backends.  Every invocation rebuilds the core from bpffs
- * (restoring bindings without replaying rules) and leaves the kernel
- * objects in place when it exits.
+ * and the backends.  Every invocation rebuilds the part of the core it
+ * needs from bpffs (the named blocks, or all, and their bindings, restored
+ * without replaying rules; the rules stay in the registry, the blocks'
+ * rule source) and leaves the kernel objects in place when it exits.
  *
  * Crash safety: rule changes are staged in the registry's inactive
  * generation before the data paths change and committed after (see

@@ -7,7 +7,9 @@
  * the inactive generation (the block marked dirty), then committed by a
  * flip, or aborted.  An invocation that finds a dirty block (a crash in
  * between) makes the inactive generation a copy of the active one, and the
- * loader brings the data paths back to the active one.
+ * loader brings the data paths back to the active one.  The rank index
+ * (ranks) lists each generation of a block in (prio, handle) order; its
+ * keys always cover the rules of their generation.
  */
 #ifndef XTCAM_STATE_INTERNAL_H
 #define XTCAM_STATE_INTERNAL_H

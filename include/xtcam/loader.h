@@ -81,7 +81,8 @@ enum xtcam_rule_verb {
 	XTCAM_VERB_REPLACE,
 	XTCAM_VERB_DEL,
 };
-/* add (handle 0: assign highest + 1), replace, del (only r->handle) */
+/* add (handle 0: one above the highest handle held since the block was
+ * last empty), replace, del (only r->handle) */
 int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb v,
 		   struct xtcam_rule *r, char *err, size_t errlen);
 /* add these rules (replace: swap the whole set; check: change nothing) */

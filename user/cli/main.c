@@ -561,10 +561,11 @@ static int rules_read(const char *block, const char *file, FILE *f,
  * as the whole array), without the lock: other commands need not wait */
 static int print_one_rule(void *arg, json_object *o)
 {
-	json_object *one = json_object_new_array();
+	json_object *one;
 
 	if (arg)
 		return xtcam_jstream_add(arg, o);
+	one = json_object_new_array();
 	if (!one)
 		return -ENOMEM;
 	json_object_array_add(one, json_object_get(o));

@@ -29,6 +29,15 @@ struct {
 	__type(value, struct xtcam_rule);
 } rules0 SEC(".maps"), rules1 SEC(".maps");
 
+/* every block's rules in (prio, handle) order, per generation (state.h) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, (1 << 24) + 8192);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xtcam_rank_key);
+	__type(value, __u32);
+} ranks SEC(".maps");
+
 /* devices bound to blocks, by (netns, ifindex) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -286,6 +286,8 @@ struct batch {
 	size_t nfresh;
 	size_t *gone_pos;               /* old array positions going away */
 	size_t ngone;
+	struct xtcam_rule **found;      /* remote block: the rules it replaces */
+	size_t nfound;
 	struct xtcam_rule **grown;      /* a bigger sorted array, if needed */
 	size_t grown_cap;
 	size_t nnext;                   /* rules after the commit */
@@ -295,6 +297,9 @@ static void batch_free(struct batch *bt)
 {
 	for (size_t i = 0; i < bt->nfresh; i++)
 		free(bt->fresh[i].rule);
+	for (size_t i = 0; i < bt->nfound; i++)
+		free(bt->found[i]);
+	free(bt->found);
 	free(bt->fresh);
 	free(bt->gone_pos);
 	free(bt->grown);
@@ -316,6 +321,31 @@ static const char *cmd_name(enum xtcam_rule_cmd cmd)
 	return "?";
 }
 
+/* A remote block's rule with this handle, as a copy (*out NULL: none). */
+static int source_find(struct xtcam_block *b, __u32 handle, struct xtcam_rule **out,
+		       char *errmsg, size_t errmsg_len)
+{
+	struct xtcam_rule *r = xtcam_malloc(sizeof(*r));
+	int err;
+
+	*out = NULL;
+	if (!r) {
+		seterr(errmsg, errmsg_len, "block %s: out of memory", b->spec.name);
+		return -ENOMEM;
+	}
+	err = b->src.find(b->src.priv, handle, r);
+	if (err) {
+		free(r);
+		if (err == -ENOENT)
+			return 0;
+		seterr(errmsg, errmsg_len, "block %s: handle %u: cannot read it: %s",
+		       b->spec.name, handle, strerror(-err));
+		return err;
+	}
+	*out = r;
+	return 0;
+}
+
 /* Check the batch and allocate everything; on error nothing is kept. */
 static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
 			 size_t n, bool inverse, struct batch *bt,
@@ -328,7 +358,9 @@ static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
 	memset(bt, 0, sizeof(*bt));
 	bt->n = n;
 	bt->ops = xtcam_calloc(n, sizeof(*bt->ops));
-	if (!bt->ops || htab_reserve(&seen, n)) {
+	if (b->remote)
+		bt->found = xtcam_calloc(n, sizeof(*bt->found));
+	if (!bt->ops || (b->remote && !bt->found) || htab_reserve(&seen, n)) {
 		err = -ENOMEM;
 		goto nomem;
 	}
@@ -389,7 +421,15 @@ static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
 		s->handle = r->handle;
 		seen.count++;
 
-		have = htab_find(&b->by_handle, r->handle);
+		if (b->remote) {
+			err = source_find(b, r->handle, &have, errmsg, errmsg_len);
+			if (err)
+				goto out;
+			if (have)
+				bt->found[bt->nfound++] = have;
+		} else {
+			have = htab_find(&b->by_handle, r->handle);
+		}
 		if (op->cmd == XTCAM_RULE_ADD && have) {
 			seterr(errmsg, errmsg_len,
 			       "block %s: a rule with handle %u exists",
@@ -415,7 +455,7 @@ static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
 	bt->nnext = b->nrules - ngone + nadd;
 	bt->fresh = xtcam_calloc(nadd, sizeof(*bt->fresh));
 	bt->gone_pos = xtcam_calloc(ngone, sizeof(*bt->gone_pos));
-	if (bt->nnext > b->rules_cap) {
+	if (!b->remote && bt->nnext > b->rules_cap) {
 		bt->grown_cap = b->rules_cap * 2 > bt->nnext ? b->rules_cap * 2
 							     : bt->nnext;
 		bt->grown = xtcam_calloc(bt->grown_cap, sizeof(*bt->grown));
@@ -428,7 +468,7 @@ static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
 	    (inverse && !bt->inv))
 		goto nomem;
 	/* ADDs may come before DELs at commit: room for both */
-	if (htab_reserve(&b->by_handle, b->nrules + nadd))
+	if (!b->remote && htab_reserve(&b->by_handle, b->nrules + nadd))
 		goto nomem;
 
 	for (i = 0; i < n; i++) {
@@ -444,7 +484,7 @@ static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
 			bt->fresh[bt->nfresh++].rule = copy;
 			op->rule = copy;
 		}
-		if (op->cmd != XTCAM_RULE_ADD)
+		if (op->cmd != XTCAM_RULE_ADD && !b->remote)
 			bt->gone_pos[bt->ngone++] =
 				lower_bound(b->rules, b->nrules,
 					    xtcam_rule_rank(op->old));
@@ -487,6 +527,8 @@ static void batch_commit(struct xtcam_block *b, struct batch *bt)
 	struct xtcam_rule **a;
 	size_t n = b->nrules, w, r, d, j, in, out, k;
 
+	if (b->remote)
+		return;         /* the source's owner stores the change */
 	if (bt->grown) {
 		if (n)
 			memcpy(bt->grown, b->rules, n * sizeof(*b->rules));
@@ -687,6 +729,9 @@ int xtcam_block_rules_set(struct xtcam_block *b,
 	ERRBUF(errmsg, errmsg_len);
 	if (!b || (n && !rules))
 		return -EINVAL;
+	err = xtcam_block_rules_fetch(b, errmsg, errmsg_len);
+	if (err)
+		return err;
 
 	if (htab_reserve(&want, n))
 		goto nomem;
@@ -748,6 +793,53 @@ out:
 	return err;
 }
 
+int xtcam_block_source_set(struct xtcam_block *b, const struct xtcam_rule_source *src)
+{
+	if (!b || !src || !src->find || !src->fetch)
+		return -EINVAL;
+	if (b->nrules || !list_empty(&b->cb_list))
+		return -EBUSY;
+	b->src = *src;
+	b->remote = true;
+	return 0;
+}
+
+int xtcam_block_rules_fetch(struct xtcam_block *b, char *errmsg, size_t errmsg_len)
+{
+	struct xtcam_rule_op *ops = NULL;
+	struct xtcam_rule *rules = NULL;
+	size_t n = 0;
+	int err;
+
+	ERRBUF(errmsg, errmsg_len);
+	if (!b)
+		return -EINVAL;
+	if (!b->remote)
+		return 0;
+	err = b->src.fetch(b->src.priv, &rules, &n);
+	if (err) {
+		seterr(errmsg, errmsg_len, "block %s: cannot read its rules: %s", b->spec.name,
+		       strerror(-err));
+		return err;
+	}
+	if (n)
+		ops = xtcam_calloc(n, sizeof(*ops));
+	if (n && !ops) {
+		free(rules);
+		seterr(errmsg, errmsg_len, "block %s: out of memory", b->spec.name);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		ops[i] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &rules[i], NULL };
+	b->remote = false;
+	err = rules_apply(b, ops, n, false, errmsg, errmsg_len);
+	if (err)
+		b->remote = true;
+	free(ops);
+	free(rules);
+	return err;
+}
+
 int xtcam_block_rules_load(struct xtcam_block *b,
 			   const struct xtcam_rule *rules, size_t n,
 			   char *errmsg, size_t errmsg_len)
@@ -766,6 +858,9 @@ int xtcam_block_rules_load(struct xtcam_block *b,
 	}
 	if (!n)
 		return 0;
+	err = xtcam_block_rules_fetch(b, errmsg, errmsg_len);
+	if (err)
+		return err;
 	ops = xtcam_calloc(n, sizeof(*ops));
 	if (!ops) {
 		seterr(errmsg, errmsg_len, "block %s: out of memory", b->spec.name);
@@ -1095,6 +1190,11 @@ int xtcam_bind(struct xtcam_core *core, struct xtcam_block *block,
 		       dev->ifindex, dev->binding->block->spec.name);
 		return -EBUSY;
 	}
+	if (!restore) {
+		err = xtcam_block_rules_fetch(block, errmsg, errmsg_len);
+		if (err)
+			return err;
+	}
 	bd = xtcam_calloc(1, sizeof(*bd));
 	if (!bd) {
 		seterr(errmsg, errmsg_len, "bind: out of memory");
@@ -1177,7 +1277,7 @@ int xtcam_unbind(struct xtcam_core *core, struct xtcam_dev *dev,
 	struct xtcam_binding *bd;
 	struct xtcam_block *block;
 	bool keep = flags & XTCAM_UNBIND_KEEP;
-	int err;
+	int err, ferr = 0;
 
 	ERRBUF(errmsg, errmsg_len);
 	if (!core || !dev)
@@ -1203,7 +1303,13 @@ int xtcam_unbind(struct xtcam_core *core, struct xtcam_dev *dev,
 	f.errmsg_len = errmsg_len;
 	f.keep = keep;
 
+	/* the removal replay needs the rules (a failure to read them
+	 * cannot stop the unbind either) */
+	if (!keep)
+		ferr = xtcam_block_rules_fetch(block, NULL, 0);
 	err = bd->backend->setup(&f, dev, bd->backend->priv);
+	if (!err)
+		err = ferr;
 
 	/* the binding goes whatever the backend said */
 	list_del(&bd->block_node);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
  * The loader: the CLI's operations on the registry, the flow_block core
- * and the backends.  Every invocation rebuilds the core from bpffs
- * (restoring bindings without replaying rules) and leaves the kernel
- * objects in place when it exits.
+ * and the backends.  Every invocation rebuilds the part of the core it
+ * needs from bpffs (the named blocks, or all, and their bindings, restored
+ * without replaying rules; the rules stay in the registry, the blocks'
+ * rule source) and leaves the kernel objects in place when it exits.
  *
  * Crash safety: rule changes are staged in the registry's inactive
  * generation before the data paths change and committed after (see
@@ -11,6 +12,7 @@
  * The next invocation finds either and finishes or undoes them.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@
 #include "nsenter.h"
 #include "errmsg.h"
 #include "vanish.h"
+#include "trace.h"
 
 static const struct xtcam_net host_id = { 0, 0 };
 
@@ -40,29 +43,84 @@ static void spec_of(const struct xtcam_block_rec *b, struct xtcam_block_spec *s)
 	memcpy(s->raw, b->raw, sizeof(s->raw));
 }
 
-static bool wanted(const char *name, const char *const *blocks)
+/* every block, or only those named? */
+static bool all_blocks(const char *const *blocks)
 {
 	for (; blocks && *blocks; blocks++)
-		if (!strcmp(*blocks, name) || !strcmp(*blocks, "*"))
+		if (!strcmp(*blocks, "*"))
 			return true;
-	return false;
+	return !blocks;
 }
 
-static int load_rules(struct xtcam_ctx *c, struct xtcam_block *b,
-		      const struct xtcam_block_rec *rec, char *err, size_t errlen)
-{
-	struct xtcam_rule *rules;
-	size_t n;
-	int e = xtcam_state_rules(c->st, rec, false, &rules, &n);
+/* A block's rules in the registry, as the core's source of them: each
+ * call reads the block's record for its active generation. */
+struct reg_src {
+	struct list_head node;          /* ctx->srcs */
+	struct xtcam_ctx *c;
+	char name[XTCAM_STATE_NAME];
+};
 
+static int reg_find(void *priv, __u32 handle, struct xtcam_rule *out)
+{
+	struct reg_src *s = priv;
+	struct xtcam_block_rec rec;
+	int e = xtcam_state_block_get(s->c->st, s->name, &rec);
+
+	return e ? e : xtcam_state_rule_get(s->c->st, &rec, handle, out);
+}
+
+static int reg_fetch(void *priv, struct xtcam_rule **rules, size_t *n)
+{
+	struct reg_src *s = priv;
+	struct xtcam_block_rec rec;
+	int e = xtcam_state_block_get(s->c->st, s->name, &rec);
+
+	return e ? e : xtcam_state_rules(s->c->st, &rec, false, rules, n);
+}
+
+static int source_attach(struct xtcam_ctx *c, struct xtcam_block *b)
+{
+	struct reg_src *s = calloc(1, sizeof(*s));
+	int e;
+
+	if (!s)
+		return -ENOMEM;
+	s->c = c;
+	snprintf(s->name, sizeof(s->name), "%s", b->spec.name);
+	e = xtcam_block_source_set(b, &(struct xtcam_rule_source){ reg_find, reg_fetch, s });
 	if (e) {
-		xtcam_set_err(err, errlen, "block %s: cannot read its rules: %s", rec->name,
-			strerror(-e));
+		free(s);
 		return e;
 	}
-	e = xtcam_block_rules_load(b, rules, n, err, errlen);
-	free(rules);
-	return e;
+	list_add_tail(&s->node, &c->srcs);
+	return 0;
+}
+
+/* The records of the blocks named (NULL-terminated), those that exist. */
+static int named_blocks(struct xtcam_state *st, const char *const *names,
+			struct xtcam_block_rec **out, size_t *n)
+{
+	size_t k = 0, i;
+	struct xtcam_block_rec *r;
+	int e;
+
+	for (i = 0; names[i]; i++)
+		;
+	r = calloc(i + 1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; names[i]; i++) {
+		e = xtcam_state_block_get(st, names[i], &r[k]);
+		if (!e)
+			k++;
+		else if (e != -ENOENT) {
+			free(r);
+			return e;
+		}
+	}
+	*out = r;
+	*n = k;
+	return 0;
 }
 
 static struct xtcam_backend *backend_named(struct xtcam_ctx *c, const char *mode)
@@ -142,15 +200,29 @@ static void undo_pending(struct xtcam_ctx *c, const struct xtcam_bind_key *k,
 	xtcam_state_binding_del(c->st, k);
 }
 
+void xtcam_unlock(struct xtcam_ctx *c)
+{
+	if (c)
+		xtcam_state_unlock(c->st);
+}
+
 void xtcam_close(struct xtcam_ctx *c)
 {
 	if (!c)
 		return;
+	xtcam_trace("command");
 	if (c->core && !IS_ERR(c->core))
 		xtcam_core_free(c->core);   /* unbinds with keep: kernel state stays */
 	xtcam_hw_ctx_free(c);
 	xtcam_state_close(c->st);
+	while (!list_empty(&c->srcs)) {
+		struct reg_src *s = list_first_entry(&c->srcs, struct reg_src, node);
+
+		list_del(&s->node);
+		free(s);
+	}
 	free(c);
+	xtcam_trace("close");
 }
 
 int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *blocks,
@@ -161,7 +233,7 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 	struct xtcam_bind_key *keys = NULL;
 	struct xtcam_bind_rec *recs = NULL;
 	size_t nb = 0, nk = 0, i;
-	bool *dirty = NULL;
+	bool *dirty = NULL, all = all_blocks(blocks);
 	int e;
 
 	if (!c)
@@ -169,13 +241,24 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 	INIT_LIST_HEAD(&c->xdp_list);
 	INIT_LIST_HEAD(&c->hw_list);
 	INIT_LIST_HEAD(&c->hw_idents);
+	INIT_LIST_HEAD(&c->srcs);
 	c->flags = flags;
 	c->be_hw = (struct xtcam_backend){ "hw", xtcam_hw_setup, c };
 	c->be_native = (struct xtcam_backend){ "native", xtcam_xdp_setup, c };
 	c->be_generic = (struct xtcam_backend){ "generic", xtcam_xdp_setup, c };
+	xtcam_trace("start");
+	if (flags & XTCAM_OPEN_READ) {
+		/* a reader of the registry alone: nothing to restore or repair */
+		e = xtcam_state_open_ro(&c->st, err, errlen);
+		if (e)
+			goto fail;
+		*out = c;
+		return 0;
+	}
 	e = xtcam_state_open(&c->st, flags & XTCAM_OPEN_CREATE, err, errlen);
 	if (e)
 		goto fail;
+	xtcam_trace("lock");
 	c->core = xtcam_core_new();
 	if (IS_ERR(c->core)) {
 		e = (int)PTR_ERR(c->core);
@@ -190,11 +273,13 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 		goto fail;
 	}
 
-	e = xtcam_state_blocks(c->st, &brecs, &nb);
+	e = all ? xtcam_state_blocks(c->st, &brecs, &nb) :
+		  named_blocks(c->st, blocks, &brecs, &nb);
 	if (e) {
 		xtcam_set_err(err, errlen, "registry: cannot read blocks: %s", strerror(-e));
 		goto fail;
 	}
+	xtcam_trace("registry");
 	dirty = calloc(nb + 1, sizeof(*dirty));
 	if (!dirty) {
 		e = -ENOMEM;
@@ -221,13 +306,18 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 			xtcam_set_err(err, errlen, "block %s: %s", brecs[i].name, strerror(-e));
 			goto fail;
 		}
-		if (dirty[i] || wanted(brecs[i].name, blocks)) {
-			e = load_rules(c, b, &brecs[i], err, errlen);
-			if (e)
-				goto fail;
+		e = source_attach(c, b);
+		/* after a crash the data paths are brought back to the rules */
+		if (!e && dirty[i])
+			e = xtcam_block_rules_fetch(b, err, errlen);
+		if (e) {
+			if (e == -ENOMEM)
+				xtcam_set_err(err, errlen, "block %s: out of memory", brecs[i].name);
+			goto fail;
 		}
 	}
 
+	xtcam_trace("core");
 	e = xtcam_state_bindings(c->st, &keys, &recs, &nk);
 	if (e) {
 		xtcam_set_err(err, errlen, "registry: cannot read bindings: %s", strerror(-e));
@@ -240,10 +330,15 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 		struct xtcam_dev *dev;
 		char msg[XTCAM_ERRMSG_MAX] = "";
 
+		if (!b && !all && recs[i].state == XTCAM_BIND_ACTIVE)
+			continue;               /* another block's */
 		if (recs[i].state != XTCAM_BIND_ACTIVE || !b || !be) {
 			undo_pending(c, &keys[i], &recs[i]);
 			continue;
 		}
+		/* the hw backend rebuilds its image of the device from them */
+		if (be == &c->be_hw && (e = xtcam_block_rules_fetch(b, err, errlen)))
+			goto fail;
 		dev = xtcam_core_dev_get(c->core, &id, keys[i].ifindex);
 		if (!dev) {
 			e = -ENOMEM;
@@ -295,6 +390,7 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 	e = xtcam_restore_recover(c, err, errlen);
 	if (e)
 		goto fail;
+	xtcam_trace("restore");
 	free(brecs);
 	free(keys);
 	free(recs);
@@ -339,7 +435,7 @@ int xtcam_block_spec_get(struct xtcam_ctx *c, const char *block, struct xtcam_bl
  * EPERM), and a registry name would be taken for the registry. */
 static int block_name_pinnable(const char *name, char *err, size_t errlen)
 {
-	static const char *const taken[] = { "blocks", "bindings", "rules", "rules0",
+	static const char *const taken[] = { "blocks", "bindings", "ranks", "rules", "rules0",
 					     "rules1" };
 	size_t i;
 
@@ -388,6 +484,11 @@ int xtcam_cmd_block_add(struct xtcam_ctx *c, const struct xtcam_block_spec *spec
 	memset(&rec, 0, sizeof(rec));
 	snprintf(rec.name, sizeof(rec.name), "%s", spec->name);
 	rec.id = xtcam_state_next_block_id(c->st);
+	e = xtcam_state_index_init(c->st, rec.id);
+	if (e) {
+		xtcam_set_err(err, errlen, "block %s: cannot record it: %s", spec->name, strerror(-e));
+		return e;
+	}
 	rec.capacity = spec->capacity;
 	rec.dflt = spec->dflt;
 	if (!rec.dflt.type)
@@ -765,8 +866,11 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 	if (!xtcam_xdp_blk(b)) {
 		char why[XTCAM_ERRMSG_MAX] = "";
 
-		/* the data path comes with this bind: its redirects resolve here */
-		e = check_bind_targets(b, netns, why, sizeof(why));
+		/* the data path comes with this bind: its redirects resolve here
+		 * (the bind replays the rules: they are read anyway) */
+		e = xtcam_block_rules_fetch(b, why, sizeof(why));
+		if (!e)
+			e = check_bind_targets(b, netns, why, sizeof(why));
 		if (e) {
 			xtcam_set_err(err, errlen, "bind: %s: %s", r->dev, why);
 			return e;
@@ -935,17 +1039,6 @@ int xtcam_cmd_unbind(struct xtcam_ctx *c, const char *block, const char *dev,
 
 /* --- rules ---------------------------------------------------------------- */
 
-static __u32 max_handle(const struct xtcam_block *b)
-{
-	size_t n = xtcam_block_rule_count(b), i;
-	__u32 h = 0;
-
-	for (i = 0; i < n; i++)
-		if (xtcam_block_rule_at(b, i)->handle > h)
-			h = xtcam_block_rule_at(b, i)->handle;
-	return h;
-}
-
 /*
  * What an action needs from the machine, checked when the rule comes in
  * rather than at the next bind: a CPU that exists and that the cpumap
@@ -1113,19 +1206,26 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 			(long long)entries, rec.capacity);
 		return -ENOSPC;
 	}
+	xtcam_trace("check");
 	e = xtcam_state_rules_stage(c->st, &rec, ops, n);
 	if (e) {
 		xtcam_set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
 		return e;
 	}
+	xtcam_trace("stage");
+	xtcam_crash_point("stage");
 	e = xtcam_block_rules_apply(b, ops, n, msg, sizeof(msg));
 	if (e) {
 		xtcam_state_rules_abort(c->st, &rec, ops, n);
 		xtcam_set_err(err, errlen, "block %s: %s", block, msg[0] ? msg : strerror(-e));
 		return e;
 	}
+	xtcam_trace("deliver");
+	xtcam_crash_point("deliver");
 	rec.nentries = (__u32)entries;
 	e = xtcam_state_rules_commit(c->st, &rec, ops, n);
+	xtcam_trace("commit");
+	xtcam_crash_point("commit");
 	if (e)
 		xtcam_set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
 	return e;
@@ -1135,25 +1235,37 @@ int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb 
 		   struct xtcam_rule *r, char *err, size_t errlen)
 {
 	struct xtcam_block *b = xtcam_block_find(c->core, block);
-	const struct xtcam_rule *old;
+	struct xtcam_block_rec rec;
+	struct xtcam_rule old;
 	struct xtcam_rule_op op;
+	int e;
 
+	xtcam_trace("parse");
 	if (!b) {
 		xtcam_set_err(err, errlen, "block %s: no such block", block);
 		return -ENOENT;
+	}
+	e = block_rec(c, block, &rec, err, errlen);
+	if (e)
+		return e;
+	/* the one rule the change names, from the registry */
+	e = r->handle ? xtcam_state_rule_get(c->st, &rec, r->handle, &old) : -ENOENT;
+	if (e && e != -ENOENT) {
+		xtcam_set_err(err, errlen, "block %s: handle %u: cannot read it: %s", block,
+			      r->handle, strerror(-e));
+		return e;
 	}
 	memset(&op, 0, sizeof(op));
 	switch (v) {
 	case XTCAM_VERB_ADD:
 		if (!r->handle) {
-			__u32 h = max_handle(b);
-
-			if (h == UINT32_MAX) {
-				xtcam_set_err(err, errlen, "block %s: no handle left above %u", block, h);
+			if (rec.max_handle == UINT32_MAX) {
+				xtcam_set_err(err, errlen, "block %s: no handle left above %u", block,
+					      rec.max_handle);
 				return -ERANGE;
 			}
-			r->handle = h + 1;
-		} else if (xtcam_block_rule_find(b, r->handle)) {
+			r->handle = rec.max_handle + 1;
+		} else if (!e) {
 			xtcam_set_err(err, errlen, "rule add: block %s: handle %u is in use", block, r->handle);
 			return -EEXIST;
 		}
@@ -1161,32 +1273,30 @@ int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb 
 		op.rule = r;
 		break;
 	case XTCAM_VERB_REPLACE:
-		old = r->handle ? xtcam_block_rule_find(b, r->handle) : NULL;
-		if (!old) {
+		if (e) {
 			xtcam_set_err(err, errlen, "rule replace: block %s: no rule with handle %u", block,
 				r->handle);
 			return r->handle ? -ENOENT : -EINVAL;
 		}
 		op.cmd = XTCAM_RULE_REPLACE;
 		op.rule = r;
-		op.old = old;
+		op.old = &old;
 		break;
 	case XTCAM_VERB_DEL:
-		old = xtcam_block_rule_find(b, r->handle);
-		if (!old) {
+		if (e) {
 			xtcam_set_err(err, errlen, "rule del: block %s: no rule with handle %u", block,
 				r->handle);
 			return -ENOENT;
 		}
 		op.cmd = XTCAM_RULE_DEL;
-		op.rule = old;
-		op.old = old;
+		op.rule = &old;
+		op.old = &old;
 		break;
 	}
 	if (v != XTCAM_VERB_DEL) {
 		char why[XTCAM_ERRMSG_MAX] = "";
-		int e = check_actions(block, &op, 1, false, why, sizeof(why));
 
+		e = check_actions(block, &op, 1, false, why, sizeof(why));
 		if (e) {
 			xtcam_set_err(err, errlen, "rule %s: %s",
 				      v == XTCAM_VERB_ADD ? "add" : "replace", why);
@@ -1217,8 +1327,20 @@ int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rul
 		xtcam_set_err(err, errlen, "block %s: no such block", block);
 		return -ENOENT;
 	}
+	/* a whole set is compared with the block's: all of them, here */
+	e = xtcam_block_rules_fetch(b, err, errlen);
+	if (e)
+		return e;
+	next = 0;
+	if (!replace) {
+		struct xtcam_block_rec rec;
+
+		e = block_rec(c, block, &rec, err, errlen);
+		if (e)
+			return e;
+		next = rec.max_handle;
+	}
 	nr = xtcam_block_rule_count(b);
-	next = replace ? 0 : max_handle(b);
 	for (i = 0; i < n; i++)
 		if (rules[i].handle > next)
 			next = rules[i].handle;
@@ -1319,52 +1441,131 @@ int xtcam_cmd_rule_flush(struct xtcam_ctx *c, const char *block, char *err, size
 	return xtcam_cmd_rule_load(c, block, NULL, 0, true, false, err, errlen);
 }
 
-int xtcam_cmd_rule_show(struct xtcam_ctx *c, const char *block, json_object **out,
-			char *err, size_t errlen)
+/* One rule as `rule show` prints it, with its counters. */
+static json_object *rule_json(struct xtcam_block *b, struct xdp_blk *x,
+			      const struct xtcam_rule *r, const struct timespec *now)
+{
+	struct xtcam_counter cnt = { 0 };
+	json_object *o = json_object_new_object();
+
+	if (x)
+		xtcam_dp_rule_counters(x->dp, r->handle, &cnt);
+	xtcam_hw_rule_stats(b, r->handle, &cnt);
+	json_object_object_add(o, "handle", json_object_new_int64(r->handle));
+	json_object_object_add(o, "prio", json_object_new_int64(r->prio));
+	json_object_object_add(o, "match", xtcam_rule_match_json(r, &b->spec));
+	json_object_object_add(o, "action", xtcam_action_json(&r->action));
+	json_object_object_add(o, "entries", json_object_new_int64(xtcam_rule_entries(r)));
+	json_object_object_add(o, "packets", json_object_new_int64((int64_t)cnt.packets));
+	json_object_object_add(o, "bytes", json_object_new_int64((int64_t)cnt.bytes));
+	if (cnt.last_hit) {
+		__u64 t = (__u64)now->tv_sec * 1000000000ull + (__u64)now->tv_nsec;
+
+		json_object_object_add(o, "last_used",
+				       json_object_new_double(t > cnt.last_hit ?
+					       (double)(t - cnt.last_hit) / 1e9 : 0));
+	} else {
+		json_object_object_add(o, "last_used", NULL);
+	}
+	return o;
+}
+
+struct show_walk {
+	struct xtcam_block *b;
+	struct xdp_blk *x;
+	struct timespec now;
+	int (*fn)(void *arg, json_object *rule);
+	void *arg;
+};
+
+static int show_one(void *arg, const struct xtcam_rule *r)
+{
+	struct show_walk *w = arg;
+	json_object *o = rule_json(w->b, w->x, r, &w->now);
+	int e;
+
+	if (!o)
+		return -ENOMEM;
+	e = w->fn(w->arg, o);
+	json_object_put(o);
+	return e;
+}
+
+int xtcam_cmd_rule_show_each(struct xtcam_ctx *c, const char *block,
+			     int (*fn)(void *arg, json_object *rule), void *arg,
+			     char *err, size_t errlen)
 {
 	struct xtcam_block *b = xtcam_block_find(c->core, block);
-	struct xtcam_block_spec spec;
-	struct timespec now;
-	struct xdp_blk *x;
-	json_object *arr;
-	size_t n, i;
+	struct xtcam_block_rec rec;
+	struct show_walk w;
+	int e;
 
 	if (!b) {
 		xtcam_set_err(err, errlen, "block %s: no such block", block);
 		return -ENOENT;
 	}
-	spec = b->spec;
-	x = xtcam_xdp_blk(b);
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-	n = xtcam_block_rule_count(b);
-	arr = json_object_new_array();
-	for (i = 0; i < n; i++) {
-		const struct xtcam_rule *r = xtcam_block_rule_at(b, i);
-		struct xtcam_counter cnt = { 0 };
-		json_object *o = json_object_new_object();
+	e = block_rec(c, block, &rec, err, errlen);
+	if (e)
+		return e;
+	w = (struct show_walk){ b, xtcam_xdp_blk(b), { 0, 0 }, fn, arg };
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &w.now);
+	/* straight from the registry: the core need not hold the rules */
+	e = xtcam_state_rules_walk(c->st, &rec, show_one, &w);
+	if (e < 0)
+		xtcam_set_err(err, errlen, "block %s: cannot read its rules: %s", block,
+			      strerror(-e));
+	return e;
+}
 
-		if (x)
-			xtcam_dp_rule_counters(x->dp, r->handle, &cnt);
-		xtcam_hw_rule_stats(b, r->handle, &cnt);
-		json_object_object_add(o, "handle", json_object_new_int64(r->handle));
-		json_object_object_add(o, "prio", json_object_new_int64(r->prio));
-		json_object_object_add(o, "match", xtcam_rule_match_json(r, &spec));
-		json_object_object_add(o, "action", xtcam_action_json(&r->action));
-		json_object_object_add(o, "entries", json_object_new_int64(xtcam_rule_entries(r)));
-		json_object_object_add(o, "packets", json_object_new_int64((int64_t)cnt.packets));
-		json_object_object_add(o, "bytes", json_object_new_int64((int64_t)cnt.bytes));
-		if (cnt.last_hit) {
-			__u64 t = (__u64)now.tv_sec * 1000000000ull + (__u64)now.tv_nsec;
+static int array_add(void *arg, json_object *rule)
+{
+	return json_object_array_add(arg, json_object_get(rule)) ? -ENOMEM : 0;
+}
 
-			json_object_object_add(o, "last_used",
-					       json_object_new_double(t > cnt.last_hit ?
-						       (double)(t - cnt.last_hit) / 1e9 : 0));
-		} else {
-			json_object_object_add(o, "last_used", NULL);
-		}
-		json_object_array_add(arr, o);
+int xtcam_cmd_rule_show(struct xtcam_ctx *c, const char *block, json_object **out,
+			char *err, size_t errlen)
+{
+	json_object *arr = json_object_new_array();
+	int e;
+
+	if (!arr)
+		return -ENOMEM;
+	e = xtcam_cmd_rule_show_each(c, block, array_add, arr, err, errlen);
+	if (e) {
+		json_object_put(arr);
+		return e;
 	}
 	*out = arr;
+	return 0;
+}
+
+int xtcam_cmd_rule_show_handle(struct xtcam_ctx *c, const char *block, __u32 handle,
+			       json_object **out, char *err, size_t errlen)
+{
+	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	struct xtcam_block_rec rec;
+	struct xtcam_rule r;
+	struct timespec now;
+	int e;
+
+	if (!b) {
+		xtcam_set_err(err, errlen, "block %s: no such block", block);
+		return -ENOENT;
+	}
+	e = block_rec(c, block, &rec, err, errlen);
+	if (e)
+		return e;
+	e = xtcam_state_rule_get(c->st, &rec, handle, &r);
+	if (e == -ENOENT)
+		xtcam_set_err(err, errlen, "block %s: no rule with handle %u", block, handle);
+	else if (e)
+		xtcam_set_err(err, errlen, "block %s: handle %u: cannot read it: %s", block, handle,
+			      strerror(-e));
+	if (e)
+		return e;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	*out = json_object_new_array();
+	json_object_array_add(*out, rule_json(b, xtcam_xdp_blk(b), &r, &now));
 	return 0;
 }
 
@@ -1390,48 +1591,6 @@ int xtcam_cmd_counters_reset(struct xtcam_ctx *c, const char *block, char *err, 
 
 /* --- save and flush -------------------------------------------------------- */
 
-struct sbuf {
-	char *s;
-	size_t n, cap;
-	int err;                /* the first failure: nothing more is added */
-};
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int need;
-
-	if (b->err)
-		return;
-	va_start(ap, fmt);
-	need = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (need < 0) {
-		b->err = -EINVAL;
-		return;
-	}
-	if (b->n + (size_t)need + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *p;
-
-		while (cap < b->n + (size_t)need + 1)
-			cap *= 2;
-		p = realloc(b->s, cap);
-		if (!p) {
-			b->err = -ENOMEM;
-			return;
-		}
-		b->s = p;
-		b->cap = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
-	va_end(ap);
-	b->n += (size_t)need;
-}
-
 static int cmp_binding(const void *a, const void *b)
 {
 	const struct xtcam_bind_rec *x = a, *y = b;
@@ -1442,14 +1601,71 @@ static int cmp_binding(const void *a, const void *b)
 	return d ? d : strcmp(x->dev, y->dev);
 }
 
-/* Every block, its rules and its bindings, or an error: never a part. */
-int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
+struct save_rules {
+	FILE *f;
+	const struct xtcam_block_spec *spec;
+	const char *block;
+	char *err;
+	size_t errlen;
+};
+
+static int save_rule(void *arg, const struct xtcam_rule *r)
+{
+	struct save_rules *w = arg;
+	char line[XTCAM_RULE_TEXT_MAX];
+	int n = xtcam_rule_format(r, w->spec, line, sizeof(line));
+
+	if (n < 0) {
+		xtcam_set_err(w->err, w->errlen, "save: block %s: rule handle %u: cannot write it: %s",
+			      w->block, r->handle, strerror(-n));
+		return n;
+	}
+	fprintf(w->f, "rule add %s %s\n", w->block, line);
+	return 0;
+}
+
+/* What a pass read is one committed state if this is the same after it:
+ * every block's change count and active generation, and the bindings. */
+static int save_sig(struct xtcam_ctx *c, char **sig, size_t *len)
 {
 	struct xtcam_block_rec *b = NULL;
 	struct xtcam_bind_key *keys = NULL;
 	struct xtcam_bind_rec *recs = NULL;
-	struct sbuf sb = { 0 };
-	size_t nb, nk, i, j;
+	size_t nb = 0, nk = 0, i;
+	FILE *f = open_memstream(sig, len);
+	int e;
+
+	if (!f)
+		return -ENOMEM;
+	e = xtcam_state_blocks(c->st, &b, &nb);
+	if (!e)
+		e = xtcam_state_bindings(c->st, &keys, &recs, &nk);
+	for (i = 0; !e && i < nb; i++)
+		fprintf(f, "%s %u %llu %u\n", b[i].name, b[i].id, (unsigned long long)b[i].seq,
+			b[i].rgen);
+	if (!e)
+		qsort(recs, nk, sizeof(*recs), cmp_binding);
+	for (i = 0; !e && i < nk; i++)
+		fprintf(f, "%s %s %s %s %u %u\n", recs[i].block, recs[i].dev, recs[i].netns,
+			recs[i].requested, recs[i].state, recs[i].binder);
+	fclose(f);
+	free(b);
+	free(keys);
+	free(recs);
+	if (e) {
+		free(*sig);
+		*sig = NULL;
+	}
+	return e;
+}
+
+/* One pass: every block, its rules and its bindings, into f. */
+static int save_pass(struct xtcam_ctx *c, FILE *f, char *err, size_t errlen)
+{
+	struct xtcam_block_rec *b = NULL;
+	struct xtcam_bind_key *keys = NULL;
+	struct xtcam_bind_rec *recs = NULL;
+	size_t nb, nk, i;
 	char line[XTCAM_RULE_TEXT_MAX];
 	time_t t = time(NULL);
 	int e = xtcam_state_blocks(c->st, &b, &nb);
@@ -1460,11 +1676,10 @@ int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
 		return e;
 	}
 	strftime(line, sizeof(line), "%Y-%m-%d %H:%M:%S UTC", gmtime(&t));
-	sb_printf(&sb, "%s%d, %s\n", XTCAM_SAVE_FORMAT_LINE, XTCAM_SAVE_FORMAT, line);
+	fprintf(f, "%s%d, %s\n", XTCAM_SAVE_FORMAT_LINE, XTCAM_SAVE_FORMAT, line);
 	for (i = 0; !e && i < nb; i++) {
 		struct xtcam_block_spec spec;
-		struct xtcam_rule *rules;
-		size_t nr;
+		struct save_rules w = { f, &spec, b[i].name, err, errlen };
 		int n;
 
 		spec_of(&b[i], &spec);
@@ -1475,24 +1690,12 @@ int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
 				b[i].name, strerror(-e));
 			break;
 		}
-		sb_printf(&sb, "block add %s\n", line);
-		e = xtcam_state_rules(c->st, &b[i], true, &rules, &nr);
-		if (e) {
+		fprintf(f, "block add %s\n", line);
+		err[0] = 0;
+		e = xtcam_state_rules_walk(c->st, &b[i], save_rule, &w);
+		if (e && !err[0])
 			xtcam_set_err(err, errlen, "save: block %s: cannot read its rules: %s",
 				b[i].name, strerror(-e));
-			break;
-		}
-		for (j = 0; j < nr; j++) {
-			n = xtcam_rule_format(&rules[j], &spec, line, sizeof(line));
-			if (n < 0) {
-				e = n;
-				xtcam_set_err(err, errlen, "save: block %s: rule handle %u: cannot "
-					"write it: %s", b[i].name, rules[j].handle, strerror(-e));
-				break;
-			}
-			sb_printf(&sb, "rule add %s %s\n", b[i].name, line);
-		}
-		free(rules);
 	}
 	/* in a fixed order, so that save, restore, save gives the same text */
 	if (!e)
@@ -1500,23 +1703,103 @@ int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
 	for (i = 0; !e && i < nk; i++) {
 		if (recs[i].state != XTCAM_BIND_ACTIVE)
 			continue;
-		sb_printf(&sb, "bind %s dev %s%s%s mode %s%s\n", recs[i].block, recs[i].dev,
-			  recs[i].netns[0] ? " netns " : "", recs[i].netns, recs[i].requested,
-			  recs[i].binder == FLOW_BLOCK_BINDER_TYPE_CLSACT_EGRESS ? " egress" : "");
+		fprintf(f, "bind %s dev %s%s%s mode %s%s\n", recs[i].block, recs[i].dev,
+			recs[i].netns[0] ? " netns " : "", recs[i].netns, recs[i].requested,
+			recs[i].binder == FLOW_BLOCK_BINDER_TYPE_CLSACT_EGRESS ? " egress" : "");
 	}
 	free(b);
 	free(keys);
 	free(recs);
-	if (!e && sb.err) {
-		e = sb.err;
-		xtcam_set_err(err, errlen, "save: %s", strerror(-e));
+	if (!e && ferror(f)) {
+		e = -EIO;
+		xtcam_set_err(err, errlen, "save: cannot write its temporary file");
 	}
-	if (e) {
-		free(sb.s);
+	return e;
+}
+
+#define SAVE_PASSES 8
+
+int xtcam_cmd_save_file(struct xtcam_ctx *c, FILE *out, char *err, size_t errlen)
+{
+	char path[PATH_MAX], buf[65536];
+	struct stat sb;
+	int e = 0, pass;
+	size_t n;
+	FILE *f;
+
+	/* a restore under way (or cut short): its blocks are not committed */
+	if ((c->flags & XTCAM_OPEN_READ) &&
+	    !xtcam_state_block_dir(c->st, XTCAM_RESTORE_MARKER, NULL, path, sizeof(path)) &&
+	    !stat(path, &sb))
+		return -EAGAIN;
+	f = tmpfile();
+	if (!f) {
+		e = -errno;
+		xtcam_set_err(err, errlen, "save: a temporary file: %s", strerror(-e));
 		return e;
 	}
-	*text = sb.s;
-	return 0;
+	for (pass = 0; pass < SAVE_PASSES; pass++) {
+		char *s0 = NULL, *s1 = NULL;
+		size_t l0 = 0, l1 = 0;
+		bool same;
+
+		rewind(f);
+		if (ftruncate(fileno(f), 0)) {
+			e = -errno;
+			break;
+		}
+		e = save_sig(c, &s0, &l0);
+		if (!e)
+			e = save_pass(c, f, err, errlen);
+		if (!e)
+			e = save_sig(c, &s1, &l1);
+		same = !e && l0 == l1 && !memcmp(s0, s1, l0);
+		free(s0);
+		free(s1);
+		if (e || same)
+			break;
+		/* a writer committed meanwhile: read it all again */
+		if (pass == SAVE_PASSES - 1) {
+			e = -EAGAIN;
+			xtcam_set_err(err, errlen, "save: the registry changed during each of %d "
+				      "reads", SAVE_PASSES);
+		}
+	}
+	if (!e && fflush(f))
+		e = -errno;
+	if (!e) {
+		rewind(f);
+		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+			if (fwrite(buf, 1, n, out) != n)
+				break;
+		if (ferror(f) || ferror(out)) {
+			e = -EIO;
+			xtcam_set_err(err, errlen, "save: cannot write it: %s", strerror(EIO));
+		}
+	} else if (!err[0]) {
+		xtcam_set_err(err, errlen, "save: %s", strerror(-e));
+	}
+	fclose(f);
+	return e;
+}
+
+/* Every block, its rules and its bindings, or an error: never a part. */
+int xtcam_cmd_save(struct xtcam_ctx *c, char **text, char *err, size_t errlen)
+{
+	size_t len = 0;
+	FILE *f = open_memstream(text, &len);
+	int e;
+
+	if (!f)
+		return -ENOMEM;
+	err[0] = 0;
+	e = xtcam_cmd_save_file(c, f, err, errlen);
+	fclose(f);
+	if (e) {
+		free(*text);
+		*text = NULL;
+	}
+	return e;
 }
 
 int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen)

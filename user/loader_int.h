@@ -32,6 +32,7 @@ struct xtcam_ctx {
 	struct list_head xdp_list;      /* flow_block_cb driver list */
 	struct list_head hw_list;       /* the hw backend's driver list */
 	struct list_head hw_idents;     /* its cb_idents (backend_hw.c) */
+	struct list_head srcs;          /* the blocks' rule sources (loader.c) */
 	unsigned int flags;
 	/* the bind or unbind in progress */
 	struct {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /* The registry in bpffs; see state.h. */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,7 @@
 #include "xtcam_registry.skel.h"
 #include "xtcam/loader.h"
 #include "errmsg.h"
+#include "trace.h"
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
@@ -217,11 +219,21 @@ void xtcam_state_close(struct xtcam_state *st)
 		close(st->fd_rules[0]);
 	if (st->fd_rules[1] >= 0)
 		close(st->fd_rules[1]);
+	if (st->fd_ranks >= 0)
+		close(st->fd_ranks);
 	if (st->fd_bindings >= 0)
 		close(st->fd_bindings);
 	if (st->lock_fd >= 0)
 		close(st->lock_fd);   /* releases the lock */
 	free(st);
+}
+
+void xtcam_state_unlock(struct xtcam_state *st)
+{
+	if (st && st->lock_fd >= 0) {
+		close(st->lock_fd);     /* releases the lock */
+		st->lock_fd = -1;
+	}
 }
 
 /* A registry pinned by a build with other record layouts cannot be read:
@@ -250,12 +262,15 @@ static int check_layout(struct xtcam_state *st, char *err, size_t errlen)
 		  sizeof(struct xtcam_rule) },
 		{ st->fd_bindings, "bindings", sizeof(struct xtcam_bind_key),
 		  sizeof(struct xtcam_bind_rec) },
+		{ st->fd_ranks, "ranks", sizeof(struct xtcam_rank_key), sizeof(__u32) },
 	};
 	__u32 k = 0, v = 0;
 	size_t i;
 	int e;
 
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		if (m[i].fd < 0)
+			continue;       /* not opened yet */
 		e = layout_of(m[i].fd, &k, &v);
 		if (e) {
 			xtcam_set_err(err, errlen, "registry %s/%s: %s", st->root, m[i].name,
@@ -479,7 +494,7 @@ static int check_root(const char *root, char *err, size_t errlen)
 }
 
 /* the registry's pins; "blocks" marks a complete one (pinned last) */
-static const char *const reg_names[] = { "blocks", "rules0", "rules1", "bindings" };
+static const char *const reg_names[] = { "blocks", "rules0", "rules1", "bindings", "ranks" };
 enum { NREG = sizeof(reg_names) / sizeof(reg_names[0]) };
 
 static bool reg_name(const char *name)
@@ -513,37 +528,55 @@ static int foreign_entry(const char *root, char *buf, size_t len)
 	return found;
 }
 
+static int state_open(struct xtcam_state **out, bool create, bool lock, char *err,
+		      size_t errlen);
+
 int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t errlen)
 {
+	return state_open(out, create, true, err, errlen);
+}
+
+int xtcam_state_open_ro(struct xtcam_state **out, char *err, size_t errlen)
+{
+	return state_open(out, false, false, err, errlen);
+}
+
+static int state_open(struct xtcam_state **out, bool create, bool lock, char *err,
+		      size_t errlen)
+{
 	struct xtcam_state *st = calloc(1, sizeof(*st));
-	char path[PATH_MAX], lock[96], other[256];
+	char path[PATH_MAX], lockp[96], other[256];
 	const char *inst;
 	size_t m;
 	int e;
 
 	if (!st)
 		return -ENOMEM;
-	st->fd_blocks = st->fd_rules[0] = st->fd_rules[1] = st->fd_bindings = -1;
+	st->fd_blocks = st->fd_rules[0] = st->fd_rules[1] = st->fd_bindings = st->fd_ranks = -1;
 	/* the registry's maps; "blocks" first (the create pins it last) */
 	const struct { const char *name; int *fd; } reg[] = {
 		{ reg_names[0], &st->fd_blocks }, { reg_names[1], &st->fd_rules[0] },
 		{ reg_names[2], &st->fd_rules[1] }, { reg_names[3], &st->fd_bindings },
+		{ reg_names[4], &st->fd_ranks },
 	};
 	e = instance(&inst, err, errlen);
 	if (e) {
 		st->lock_fd = -1;
 		goto fail;
 	}
-	snprintf(lock, sizeof(lock), "/run/%s.lock", inst);
-	st->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (st->lock_fd < 0) {
-		e = -errno;
-		xtcam_set_err(err, errlen, "lock %s: %s", lock, strerror(-e));
-		goto fail;
+	st->lock_fd = -1;
+	snprintf(lockp, sizeof(lockp), "/run/%s.lock", inst);
+	if (lock) {
+		st->lock_fd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (st->lock_fd < 0) {
+			e = -errno;
+			xtcam_set_err(err, errlen, "lock %s: %s", lockp, strerror(-e));
+			goto fail;
+		}
+		e = take_lock(st->lock_fd, lockp, err, errlen);
+		if (e)
+			goto fail;
 	}
-	e = take_lock(st->lock_fd, lock, err, errlen);
-	if (e)
-		goto fail;
 	e = find_bpffs(inst, st->root, sizeof(st->root), err, errlen);
 	if (e)
 		goto fail;
@@ -571,6 +604,10 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 		goto fail;
 	}
 	if (st->fd_blocks >= 0) {
+		/* a registry of another version first shows in its blocks */
+		e = check_layout(st, err, errlen);
+		if (e)
+			goto fail;
 		/* "blocks" is pinned last: the others must be there */
 		for (m = 1; m < NREG; m++) {
 			if ((e = pin_path(st, reg[m].name, path, sizeof(path))))
@@ -620,7 +657,8 @@ int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t er
 		 * registry as complete.  Without it, pins left by a create that
 		 * was cut short hold nothing committed: replaced. */
 		struct bpf_map *maps[NREG] = { skel->maps.blocks, skel->maps.rules0,
-					       skel->maps.rules1, skel->maps.bindings };
+					       skel->maps.rules1, skel->maps.bindings,
+					       skel->maps.ranks };
 
 		e = 0;
 		for (m = NREG; m-- > 0 && !e;) {
@@ -706,67 +744,6 @@ fail:
 	return e;
 }
 
-/* Batched dump where the kernel has it (much faster for many rules). */
-static int dump_batch(int fd, size_t ksz, size_t vsz, void **keys_out,
-		      void **vals_out, size_t *n_out)
-{
-	size_t cap = 4096, n = 0;
-	char *keys = malloc(cap * ksz), *vals = malloc(cap * vsz);
-	__u64 in = 0, outb = 0;
-	bool first = true;
-	int e = 0;
-
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -ENOMEM;
-	}
-	for (;;) {
-		__u32 cnt;
-
-		if (cap - n < 1024) {
-			char *k2 = realloc(keys, 2 * cap * ksz), *v2;
-
-			if (!k2) {
-				e = -ENOMEM;
-				break;
-			}
-			keys = k2;
-			v2 = realloc(vals, 2 * cap * vsz);
-			if (!v2) {
-				e = -ENOMEM;
-				break;
-			}
-			vals = v2;
-			cap *= 2;
-		}
-		cnt = (__u32)(cap - n);
-		if (bpf_map_lookup_batch(fd, first ? NULL : &in, &outb, keys + n * ksz,
-					 vals + n * vsz, &cnt, NULL)) {
-			if (errno == ENOENT) {
-				n += cnt;
-				break;
-			}
-			e = -errno;
-			break;
-		}
-		n += cnt;
-		in = outb;
-		first = false;
-	}
-	if (e) {
-		free(keys);
-		free(vals);
-		if (e == -EINVAL || e == -EOPNOTSUPP || e == -524)
-			return dump(fd, ksz, vsz, keys_out, vals_out, n_out);
-		return e;
-	}
-	*keys_out = keys;
-	*vals_out = vals;
-	*n_out = n;
-	return 0;
-}
-
 /* --- blocks ------------------------------------------------------------------ */
 
 static void block_key(const char *name, struct xtcam_block_key *k)
@@ -831,82 +808,178 @@ __u32 xtcam_state_next_block_id(struct xtcam_state *st)
 	return id;
 }
 
-/* the keys (and rules) of block id in generation gen's map, appended to
- * *keys / *vals (n entries so far) */
-static int gen_rule_keys(struct xtcam_state *st, __u32 id, int gen,
-			 struct xtcam_rule_key **keys, struct xtcam_rule **vals, size_t *n)
-{
-	struct xtcam_rule_key *rk, *k2;
-	struct xtcam_rule *rv, *v2;
-	size_t total, i, k = 0;
-	void *dk, *dv;
-	int e = dump_batch(st->fd_rules[gen], sizeof(struct xtcam_rule_key),
-			   sizeof(struct xtcam_rule), &dk, &dv, &total);
+/* --- the rank index ------------------------------------------------------- */
 
-	if (e)
-		return e;
-	rk = dk;
-	rv = dv;
-	for (i = 0; i < total; i++) {
-		if (rk[i].block != id)
-			continue;
-		if (k != i) {
-			rk[k] = rk[i];
-			rv[k] = rv[i];
-		}
-		k++;
+static void rank_key(struct xtcam_rank_key *k, __u32 id, __u32 gen, __u32 prio, __u32 handle)
+{
+	k->prefixlen = 128;
+	k->block = htonl(id);
+	k->gen = htonl(gen);
+	k->prio = htonl(prio);
+	k->handle = htonl(handle);
+}
+
+/* the order of the trie: of the 16 bytes after prefixlen */
+static int rank_cmp(const struct xtcam_rank_key *a, const struct xtcam_rank_key *b)
+{
+	return memcmp(&a->block, &b->block, 16);
+}
+
+static bool rank_in(const struct xtcam_rank_key *k, __u32 id, __u32 gen)
+{
+	return ntohl(k->block) == id && ntohl(k->gen) == gen;
+}
+
+int xtcam_state_index_init(struct xtcam_state *st, __u32 id)
+{
+	struct xtcam_rank_key k;
+	__u32 zero = 0, g;
+
+	for (g = 0; g < 2; g++) {
+		rank_key(&k, id, g, 0, 0);
+		if (bpf_map_update_elem(st->fd_ranks, &k, &zero, 0))
+			return -errno;
 	}
-	if (!*n) {
-		free(*keys);
-		free(*vals);
-		*keys = rk;
-		*vals = rv;
-		*n = k;
-		return 0;
-	}
-	k2 = realloc(*keys, (*n + k + 1) * sizeof(*k2));
-	if (k2)
-		*keys = k2;
-	v2 = realloc(*vals, (*n + k + 1) * sizeof(*v2));
-	if (v2)
-		*vals = v2;
-	if (!k2 || !v2) {
-		free(rk);
-		free(rv);
-		return -ENOMEM;
-	}
-	memcpy(*keys + *n, rk, k * sizeof(*rk));
-	memcpy(*vals + *n, rv, k * sizeof(*rv));
-	*n += k;
-	free(rk);
-	free(rv);
 	return 0;
 }
 
-/* every key of the rules maps that belongs to block id: of generation
- * gen, or of both (gen -1) */
-static int block_rule_keys(struct xtcam_state *st, __u32 id, int gen,
-			   struct xtcam_rule_key **out, struct xtcam_rule **rules, size_t *n)
+/*
+ * The keys of (id, gen) after *cur, in order: *cur becomes the next one;
+ * 1 when there is one, 0 at the end, -errno.  A key removed under a walk
+ * without the lock makes the trie start over from its first key: the walk
+ * then finds its place again from the block's marker.
+ */
+static int rank_next(struct xtcam_state *st, __u32 id, __u32 gen, struct xtcam_rank_key *cur)
 {
-	struct xtcam_rule_key *keys = NULL;
-	struct xtcam_rule *vals = NULL;
-	size_t cnt = 0;
-	int g, e = 0;
+	struct xtcam_rank_key start, next, last = *cur;
+	bool again = false;
 
-	for (g = 0; g < 2 && !e; g++)
-		if (gen < 0 || gen == g)
-			e = gen_rule_keys(st, id, g, &keys, &vals, &cnt);
+	rank_key(&start, id, gen, 0, 0);
+	for (;;) {
+		if (bpf_map_get_next_key(st->fd_ranks, cur, &next))
+			return errno == ENOENT ? 0 : -errno;
+		if (rank_cmp(&next, cur) <= 0) {
+			/* cur is gone: from the marker, past last */
+			if (!rank_cmp(cur, &start))
+				return -EUCLEAN;        /* no marker: not a block's */
+			*cur = start;
+			again = true;
+			continue;
+		}
+		if (!rank_in(&next, id, gen))
+			return 0;
+		*cur = next;
+		if (again && rank_cmp(&next, &last) <= 0)
+			continue;
+		return 1;
+	}
+}
+
+static int walk_gen(struct xtcam_state *st, __u32 id, __u32 gen,
+		    int (*fn)(void *arg, const struct xtcam_rank_key *k), void *arg)
+{
+	struct xtcam_rank_key cur;
+	int e;
+
+	if (st->fd_ranks < 0)
+		return 0;
+	rank_key(&cur, id, gen, 0, 0);
+	while ((e = rank_next(st, id, gen, &cur)) == 1)
+		if ((e = fn(arg, &cur)))
+			return e;
+	return e;
+}
+
+struct rule_walk {
+	struct xtcam_state *st;
+	__u32 id, gen;
+	xtcam_state_rule_fn fn;
+	void *arg;
+};
+
+static int walk_one(void *arg, const struct xtcam_rank_key *k)
+{
+	struct rule_walk *w = arg;
+	struct xtcam_rule_key rk = { w->id, w->gen, ntohl(k->handle) };
+	struct xtcam_rule r;
+
+	if (bpf_map_lookup_elem(w->st->fd_rules[w->gen & 1], &rk, &r))
+		return errno == ENOENT ? 0 : -errno;    /* not written yet, or gone */
+	if (r.prio != ntohl(k->prio) || r.handle != rk.handle)
+		return 0;       /* moved to another rank: shown there */
+	return w->fn(w->arg, &r);
+}
+
+int xtcam_state_rules_walk(struct xtcam_state *st, const struct xtcam_block_rec *b,
+			   xtcam_state_rule_fn fn, void *arg)
+{
+	struct rule_walk w = { st, b->id, b->rgen & 1, fn, arg };
+
+	if (st->fd_rules[0] < 0)
+		return 0;
+	return walk_gen(st, b->id, b->rgen & 1, walk_one, &w);
+}
+
+struct rule_vec {
+	struct xtcam_rule *r;
+	size_t n, cap;
+};
+
+static int vec_add(void *arg, const struct xtcam_rule *r)
+{
+	struct rule_vec *v = arg;
+
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? 2 * v->cap : 256;
+		struct xtcam_rule *p = realloc(v->r, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		v->r = p;
+		v->cap = cap;
+	}
+	v->r[v->n++] = *r;
+	return 0;
+}
+
+int xtcam_state_rules(struct xtcam_state *st, const struct xtcam_block_rec *b,
+		      bool sorted, struct xtcam_rule **out, size_t *n)
+{
+	struct rule_vec v = { NULL, 0, 0 };
+	int e = xtcam_state_rules_walk(st, b, vec_add, &v);
+
+	(void)sorted;
 	if (e) {
-		free(keys);
-		free(vals);
+		free(v.r);
 		return e;
 	}
-	*out = keys;
-	*n = cnt;
-	if (rules)
-		*rules = vals;
-	else
-		free(vals);
+	if (!v.r && !(v.r = malloc(sizeof(*v.r))))
+		return -ENOMEM;
+	*out = v.r;
+	*n = v.n;
+	return 0;
+}
+
+/* the keys of one generation of a block, as the index has them */
+struct key_vec {
+	struct xtcam_rank_key *k;
+	size_t n, cap;
+};
+
+static int kvec_add(void *arg, const struct xtcam_rank_key *k)
+{
+	struct key_vec *v = arg;
+
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? 2 * v->cap : 256;
+		struct xtcam_rank_key *p = realloc(v->k, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		v->k = p;
+		v->cap = cap;
+	}
+	v->k[v->n++] = *k;
 	return 0;
 }
 
@@ -928,33 +1001,65 @@ static int del_keys(int fd, const void *keys, size_t ksz, size_t n)
 	return 0;
 }
 
-/* delete keys from the map of their generation (key.gen) */
-static int del_rule_keys(struct xtcam_state *st, const struct xtcam_rule_key *keys, size_t n)
+static int put_keys(int fd, const void *keys, const void *vals, size_t ksz, size_t vsz,
+		    size_t n)
 {
-	size_t i, j;
-	int e = 0;
+	__u32 cnt = (__u32)n;
+	size_t i;
 
-	/* the keys of one generation are contiguous (block_rule_keys lists
-	 * them so); delete each run from its map */
-	for (i = 0; i < n && !e; i = j) {
-		for (j = i; j < n && keys[j].gen == keys[i].gen; j++)
-			;
-		e = del_keys(st->fd_rules[keys[i].gen & 1], keys + i, sizeof(*keys), j - i);
+	if (!n || !bpf_map_update_batch(fd, keys, vals, &cnt, NULL))
+		return 0;
+	if (errno != EINVAL && errno != EOPNOTSUPP && errno != 524)
+		return -errno;
+	for (i = 0; i < n; i++)
+		if (bpf_map_update_elem(fd, (const char *)keys + i * ksz,
+					(const char *)vals + i * vsz, 0))
+			return -errno;
+	return 0;
+}
+
+/* Empty generation gen of block id: its rules, then their keys (the keys
+ * cover the rules, so none is left behind); markers too when all. */
+static int gen_clear(struct xtcam_state *st, __u32 id, __u32 gen, bool all)
+{
+	struct key_vec v = { NULL, 0, 0 };
+	struct xtcam_rule_key *rk;
+	size_t i;
+	int e = walk_gen(st, id, gen, kvec_add, &v);
+
+	if (e) {
+		free(v.k);
+		return e;
 	}
+	rk = calloc(v.n + 1, sizeof(*rk));
+	if (!rk) {
+		free(v.k);
+		return -ENOMEM;
+	}
+	for (i = 0; i < v.n; i++)
+		rk[i] = (struct xtcam_rule_key){ id, gen, ntohl(v.k[i].handle) };
+	e = del_keys(st->fd_rules[gen & 1], rk, sizeof(*rk), v.n);
+	if (!e)
+		e = del_keys(st->fd_ranks, v.k, sizeof(*v.k), v.n);
+	if (!e && all) {
+		struct xtcam_rank_key m;
+
+		rank_key(&m, id, gen, 0, 0);
+		if (bpf_map_delete_elem(st->fd_ranks, &m) && errno != ENOENT)
+			e = -errno;
+	}
+	free(rk);
+	free(v.k);
 	return e;
 }
 
 int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *rec)
 {
-	struct xtcam_rule_key *keys;
 	struct xtcam_block_key k;
-	size_t n;
-	int e = block_rule_keys(st, rec->id, -1, &keys, NULL, &n);
+	int e = gen_clear(st, rec->id, !rec->rgen, true);
 
-	if (e)
-		return e;
-	e = del_rule_keys(st, keys, n);
-	free(keys);
+	if (!e)
+		e = gen_clear(st, rec->id, rec->rgen, true);
 	if (e)
 		return e;
 	block_key(rec->name, &k);
@@ -963,71 +1068,64 @@ int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *
 
 /* --- rules -------------------------------------------------------------------- */
 
-static int cmp_rank(const void *a, const void *b)
+int xtcam_state_rule_get(struct xtcam_state *st, const struct xtcam_block_rec *b,
+			 __u32 handle, struct xtcam_rule *out)
 {
-	__u64 x = xtcam_rule_rank(a), y = xtcam_rule_rank(b);
+	struct xtcam_rule_key k = { b->id, b->rgen, handle };
 
-	return x < y ? -1 : x > y;
+	if (st->fd_rules[b->rgen & 1] < 0)
+		return -ENOENT;
+	return bpf_map_lookup_elem(st->fd_rules[b->rgen & 1], &k, out) ? -errno : 0;
 }
 
-/* The block's rules of its active generation, in rank order if asked.  The
- * core sorts what it loads itself: sorting here too was a sixth of a `rule
- * add` at 100k rules. */
-int xtcam_state_rules(struct xtcam_state *st, const struct xtcam_block_rec *b,
-		      bool sorted, struct xtcam_rule **out, size_t *n)
-{
-	struct xtcam_rule_key *keys;
-	int e = block_rule_keys(st, b->id, (int)b->rgen, &keys, out, n);
-
-	if (e)
-		return e;
-	free(keys);
-	if (sorted)
-		qsort(*out, *n, sizeof(**out), cmp_rank);
-	return 0;
-}
-
-/* write the batch into generation gen; keys of DELs are removed */
+/* Write the batch into generation gen: the keys of new ranks first, then
+ * the rules (DELs removed), then the keys of ranks gone, so that the keys
+ * always cover the rules. */
 static int write_ops(struct xtcam_state *st, __u32 id, __u32 gen,
 		     const struct xtcam_rule_op *ops, size_t n)
 {
 	struct xtcam_rule_key *uk = calloc(n + 1, sizeof(*uk)), *dk = calloc(n + 1, sizeof(*dk));
+	struct xtcam_rank_key *nk = calloc(n + 1, sizeof(*nk)), *gk = calloc(n + 1, sizeof(*gk));
+	__u32 *zero = calloc(n + 1, sizeof(*zero));
 	struct xtcam_rule *uv = calloc(n + 1, sizeof(*uv));
-	size_t nu = 0, nd = 0, i;
+	size_t nu = 0, nd = 0, nn = 0, ng = 0, i;
 	int e = 0;
 
-	if (!uk || !dk || !uv) {
+	if (!uk || !dk || !uv || !nk || !gk || !zero) {
 		e = -ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		if (ops[i].cmd == XTCAM_RULE_DEL) {
-			dk[nd++] = (struct xtcam_rule_key){ id, gen, ops[i].old ?
-				ops[i].old->handle : ops[i].rule->handle };
-		} else {
-			uk[nu] = (struct xtcam_rule_key){ id, gen, ops[i].rule->handle };
-			uv[nu++] = *ops[i].rule;
-		}
-	}
-	e = del_keys(st->fd_rules[gen & 1], dk, sizeof(*dk), nd);
-	if (!e && nu) {
-		__u32 cnt = (__u32)nu;
+		const struct xtcam_rule *r = ops[i].rule, *o = ops[i].old;
 
-		if (bpf_map_update_batch(st->fd_rules[gen & 1], uk, uv, &cnt, NULL)) {
-			e = -errno;
-			if (e == -EINVAL || e == -EOPNOTSUPP || e == -524) {
-				e = 0;
-				for (i = 0; i < nu && !e; i++)
-					if (bpf_map_update_elem(st->fd_rules[gen & 1], &uk[i],
-								&uv[i], 0))
-						e = -errno;
-			}
+		if (ops[i].cmd == XTCAM_RULE_DEL) {
+			o = o ? o : r;
+			dk[nd++] = (struct xtcam_rule_key){ id, gen, o->handle };
+			rank_key(&gk[ng++], id, gen, o->prio, o->handle);
+			continue;
 		}
+		uk[nu] = (struct xtcam_rule_key){ id, gen, r->handle };
+		uv[nu++] = *r;
+		if (o && o->prio == r->prio)
+			continue;       /* same rank */
+		rank_key(&nk[nn++], id, gen, r->prio, r->handle);
+		if (o)
+			rank_key(&gk[ng++], id, gen, o->prio, o->handle);
 	}
+	e = put_keys(st->fd_ranks, nk, zero, sizeof(*nk), sizeof(*zero), nn);
+	if (!e)
+		e = del_keys(st->fd_rules[gen & 1], dk, sizeof(*dk), nd);
+	if (!e)
+		e = put_keys(st->fd_rules[gen & 1], uk, uv, sizeof(*uk), sizeof(*uv), nu);
+	if (!e)
+		e = del_keys(st->fd_ranks, gk, sizeof(*gk), ng);
 out:
 	free(uk);
 	free(dk);
 	free(uv);
+	free(nk);
+	free(gk);
+	free(zero);
 	return e;
 }
 
@@ -1050,18 +1148,19 @@ int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,
 	int e;
 
 	for (i = 0; i < n; i++) {
-		__u32 ent_new = ops[i].rule && ops[i].cmd != XTCAM_RULE_DEL ?
-				0 : 0;
-
-		(void)ent_new;
 		if (ops[i].cmd == XTCAM_RULE_ADD)
 			b->nrules++;
 		else if (ops[i].cmd == XTCAM_RULE_DEL)
 			b->nrules--;
+		if (ops[i].cmd != XTCAM_RULE_DEL && ops[i].rule->handle > b->max_handle)
+			b->max_handle = ops[i].rule->handle;
 	}
+	if (!b->nrules)
+		b->max_handle = 0;      /* emptied: handles start at 1 again */
 	b->rgen = !b->rgen;
 	b->seq++;
 	e = xtcam_state_block_put(st, b);       /* the commit point */
+	xtcam_crash_point("flip");
 	if (!e)
 		e = write_ops(st, b->id, !b->rgen, ops, n);
 	if (!e) {
@@ -1081,46 +1180,41 @@ int xtcam_state_rules_abort(struct xtcam_state *st, struct xtcam_block_rec *b,
 	return e;
 }
 
+/* After a crash: the inactive generation is emptied through its keys (which
+ * cover its rules) and made a copy of the active one.  O(rules of the
+ * block). */
 int xtcam_state_rules_recover(struct xtcam_state *st, struct xtcam_block_rec *b)
 {
-	struct xtcam_rule_key *keys;
-	struct xtcam_rule *vals;
-	size_t n, i, nd = 0, nu = 0;
-	int e = block_rule_keys(st, b->id, -1, &keys, &vals, &n);
-	struct xtcam_rule_key *dk, *uk;
+	struct xtcam_rule_op *ops = NULL;
+	struct xtcam_rule *rules = NULL;
+	size_t n = 0, i;
+	int e = gen_clear(st, b->id, !b->rgen, false);
 
+	if (!e)
+		e = xtcam_state_index_init(st, b->id);
+	if (!e)
+		e = xtcam_state_rules(st, b, true, &rules, &n);
 	if (e)
 		return e;
-	dk = calloc(n + 1, sizeof(*dk));
-	uk = calloc(n + 1, sizeof(*uk));
-	if (!dk || !uk) {
-		e = -ENOMEM;
-		goto out;
+	ops = calloc(n + 1, sizeof(*ops));
+	if (!ops) {
+		free(rules);
+		return -ENOMEM;
 	}
+	b->max_handle = 0;
 	for (i = 0; i < n; i++) {
-		if (keys[i].gen != b->rgen) {
-			dk[nd++] = keys[i];
-		} else {
-			uk[nu] = keys[i];
-			uk[nu].gen = !b->rgen;
-			vals[nu] = vals[i];
-			nu++;
-		}
+		ops[i] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &rules[i], NULL };
+		if (rules[i].handle > b->max_handle)
+			b->max_handle = rules[i].handle;
 	}
-	e = del_rule_keys(st, dk, nd);
-	for (i = 0; !e && i < nu; i++)
-		if (bpf_map_update_elem(st->fd_rules[!b->rgen], &uk[i], &vals[i], 0))
-			e = -errno;
+	e = write_ops(st, b->id, !b->rgen, ops, n);
 	if (!e) {
-		b->nrules = (__u32)nu;
+		b->nrules = (__u32)n;
 		b->dirty = 0;
 		e = xtcam_state_block_put(st, b);
 	}
-out:
-	free(keys);
-	free(vals);
-	free(dk);
-	free(uk);
+	free(ops);
+	free(rules);
 	return e;
 }
 

@@ -7,7 +7,9 @@
  * the inactive generation (the block marked dirty), then committed by a
  * flip, or aborted.  An invocation that finds a dirty block (a crash in
  * between) makes the inactive generation a copy of the active one, and the
- * loader brings the data paths back to the active one.
+ * loader brings the data paths back to the active one.  The rank index
+ * (ranks) lists each generation of a block in (prio, handle) order; its
+ * keys always cover the rules of their generation.
  */
 #ifndef XTCAM_STATE_INTERNAL_H
 #define XTCAM_STATE_INTERNAL_H
@@ -27,6 +29,7 @@ struct xtcam_state {
 	char root[256];         /* .../xtcam in a bpffs */
 	int fd_blocks, fd_bindings;
 	int fd_rules[2];         /* one map per generation (rules0, rules1) */
+	int fd_ranks;            /* both generations' rank index (ranks) */
 	int lock_fd;
 };
 
@@ -38,7 +41,13 @@ struct xtcam_state {
  * Refuses, with a message, to start from an empty registry when the
  * host's bpffs is not visible (inside `ip netns exec`). */
 int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t errlen);
+/* The same without the lock and without creating anything: for readers
+ * of committed state only (each record a whole one, see
+ * xtcam_state_rules_walk). */
+int xtcam_state_open_ro(struct xtcam_state **out, char *err, size_t errlen);
 void xtcam_state_close(struct xtcam_state *st);
+/* let go of the lock early (the maps stay open, for reading) */
+void xtcam_state_unlock(struct xtcam_state *st);
 /* the directory where a block's data path maps are pinned */
 int xtcam_state_block_dir(const struct xtcam_state *st, const char *block,
 			  const char *sub, char *buf, size_t len);
@@ -50,10 +59,24 @@ int xtcam_state_block_put(struct xtcam_state *st, const struct xtcam_block_rec *
 int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *rec);
 __u32 xtcam_state_next_block_id(struct xtcam_state *st);
 
-/* the rules of a block's active generation, sorted by (prio, handle) or,
- * when the caller sorts them itself (the core does), in map order */
+/* the rules of a block's active generation, in (prio, handle) order
+ * (`sorted` is kept for the callers: they always are) */
 int xtcam_state_rules(struct xtcam_state *st, const struct xtcam_block_rec *b,
 		      bool sorted, struct xtcam_rule **out, size_t *n);
+/* A new block's markers in the rank index (before its record is put). */
+int xtcam_state_index_init(struct xtcam_state *st, __u32 id);
+/* The rules of the block's active generation in (prio, handle) order,
+ * one at a time through fn (which stops the walk by returning non-zero,
+ * returned as is); O(rules of the block), memory O(1).  Safe without the
+ * lock: each rule is a whole record of some committed state (a rule
+ * changed or removed meanwhile is shown as before, as after, or, removed,
+ * not at all). */
+typedef int (*xtcam_state_rule_fn)(void *arg, const struct xtcam_rule *r);
+int xtcam_state_rules_walk(struct xtcam_state *st, const struct xtcam_block_rec *b,
+			   xtcam_state_rule_fn fn, void *arg);
+/* one rule of the block's active generation: 0, -ENOENT, -errno */
+int xtcam_state_rule_get(struct xtcam_state *st, const struct xtcam_block_rec *b,
+			 __u32 handle, struct xtcam_rule *out);
 int xtcam_state_rules_stage(struct xtcam_state *st, struct xtcam_block_rec *b,
 			    const struct xtcam_rule_op *ops, size_t n);
 int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,

@@ -130,6 +130,18 @@ struct xtcam_rule_htab {
 	size_t count;
 };
 
+/*
+ * Where a block's rules are kept when the core does not hold them (the
+ * loader's registry in bpffs).  find(): the rule with this handle into
+ * *out, 0, -ENOENT when there is none, or another -errno.  fetch(): every
+ * rule, in any order, into a malloc'd array the core frees.
+ */
+struct xtcam_rule_source {
+	int (*find)(void *priv, __u32 handle, struct xtcam_rule *out);
+	int (*fetch)(void *priv, struct xtcam_rule **rules, size_t *n);
+	void *priv;
+};
+
 struct xtcam_block {
 	struct xtcam_core *core;
 	struct xtcam_block_spec spec;   /* spec.name is the block's name */
@@ -142,6 +154,9 @@ struct xtcam_block {
 	size_t nrules;
 	size_t rules_cap;
 	struct xtcam_rule_htab by_handle;
+	/* rules kept by a source, not (yet) fetched into the core */
+	struct xtcam_rule_source src;
+	bool remote;
 };
 
 /* --- core, namespaces, devices, backends ------------------------------- */
@@ -255,6 +270,24 @@ int xtcam_block_rules_set(struct xtcam_block *b,
 int xtcam_block_rules_load(struct xtcam_block *b,
 			   const struct xtcam_rule *rules, size_t n,
 			   char *errmsg, size_t errmsg_len);
+
+/*
+ * Keep the block's rules in `src` rather than in the core: for an empty
+ * block without callbacks (-EBUSY otherwise, -EINVAL without find or
+ * fetch).  The rules stay out of the core: a change (xtcam_block_rules_apply)
+ * finds only the handles it names through src->find, is checked and
+ * delivered to every callback as usual, and is not stored: the source's
+ * owner stores it once the call has returned 0.  What needs every rule
+ * fetches them first, once (O(rules of the block)): a bind's replay, an
+ * unbind's removal replay, xtcam_block_rules_set() and
+ * xtcam_block_rules_load(); from then on the block holds them as any
+ * other.  Until then xtcam_block_rule_count/at/find see none.
+ */
+int xtcam_block_source_set(struct xtcam_block *b,
+			   const struct xtcam_rule_source *src);
+/* Bring the rules of a block with a source into the core (a no-op when
+ * they are there). */
+int xtcam_block_rules_fetch(struct xtcam_block *b, char *errmsg, size_t errmsg_len);
 
 /* Whether two rules are the same (every field; strings up to their NUL). */
 bool xtcam_rule_equal(const struct xtcam_rule *a, const struct xtcam_rule *b);

@@ -24,12 +24,17 @@ enum xtcam_open_flags {
 	                                 * reads as no blocks and is not
 	                                 * made (for commands that make no
 	                                 * block) */
+	XTCAM_OPEN_READ   = 1 << 1,     /* no lock, no core, no repair: for
+					 * xtcam_cmd_save_file() */
 };
 
-/* Lock, open the registry, rebuild the flow_block core (restoring every
- * binding) and load the rules of the blocks named in `blocks` (NULL-
- * terminated; NULL: none).  Repairs what a crash left half done (a rule
- * change, a bind, a restore that did not commit). */
+/* Lock, open the registry and rebuild the flow_block core: the blocks
+ * named in `blocks` (NULL-terminated) and their bindings only, or every
+ * block and binding when `blocks` is NULL or names "*".  No block's rules
+ * are read: they stay in the registry (a source of the core, see
+ * xtcam_block_source_set()) until something needs them all.  Repairs what
+ * a crash left half done (a rule change, a bind, a restore that did not
+ * commit). */
 int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *blocks,
 	       char *err, size_t errlen);
 /* How long xtcam_open waits for the lock another invocation holds: in ms,
@@ -39,6 +44,9 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
  * with -ETIMEDOUT, and only then. */
 #define XTCAM_LOCK_WAIT_DEFAULT 30
 void xtcam_set_lock_wait(int ms);
+/* Let go of the lock before xtcam_close, for a command that only reads
+ * from now on: other invocations need not wait for its output. */
+void xtcam_unlock(struct xtcam_ctx *ctx);
 /* Lets go of the kernel objects (they stay) and the lock. */
 void xtcam_close(struct xtcam_ctx *ctx);
 
@@ -73,7 +81,8 @@ enum xtcam_rule_verb {
 	XTCAM_VERB_REPLACE,
 	XTCAM_VERB_DEL,
 };
-/* add (handle 0: assign highest + 1), replace, del (only r->handle) */
+/* add (handle 0: one above the highest handle held since the block was
+ * last empty), replace, del (only r->handle) */
 int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb v,
 		   struct xtcam_rule *r, char *err, size_t errlen);
 /* add these rules (replace: swap the whole set; check: change nothing) */
@@ -83,6 +92,18 @@ int xtcam_cmd_rule_flush(struct xtcam_ctx *c, const char *block, char *err, size
 /* *out: array of rule objects */
 int xtcam_cmd_rule_show(struct xtcam_ctx *c, const char *block, json_object **out,
 			char *err, size_t errlen);
+/* The same, one rule object at a time through fn, in (prio, handle) order,
+ * in memory that does not grow with the block; fn must not keep the
+ * object, and stops the walk by returning non-zero (returned as is).  A
+ * rule changed meanwhile by another process (see xtcam_unlock) shows as
+ * one of its committed versions. */
+int xtcam_cmd_rule_show_each(struct xtcam_ctx *c, const char *block,
+			     int (*fn)(void *arg, json_object *rule), void *arg,
+			     char *err, size_t errlen);
+/* *out: an array of the one rule with this handle (as xtcam_cmd_rule_show
+ * has it); -ENOENT when there is none */
+int xtcam_cmd_rule_show_handle(struct xtcam_ctx *c, const char *block, __u32 handle,
+			       json_object **out, char *err, size_t errlen);
 int xtcam_cmd_counters_reset(struct xtcam_ctx *c, const char *block, char *err,
 			     size_t errlen);
 /* The first line of what save writes: "# xtcam save format 2, DATE".
@@ -142,6 +163,12 @@ int xtcam_cmd_apply(struct xtcam_ctx *c, const struct xtcam_restore *rs,
 		    char *err, size_t errlen);
 /* remove every block, binding and pin xtcam made, and nothing else: a
  * folder without an xtcam registry is left as it is */
+/* The same into out, in memory that does not grow with the rules: one
+ * committed state, read again while a writer changed the registry during
+ * the read (spooled to a temporary file first).  With XTCAM_OPEN_READ:
+ * -EAGAIN when a restore is under way or was cut short (open with the lock,
+ * which repairs it, and save again). */
+int xtcam_cmd_save_file(struct xtcam_ctx *c, FILE *out, char *err, size_t errlen);
 int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen);
 
 /* the block spec and rules of a block (for the CLI's rule load checks) */

@@ -34,6 +34,10 @@ struct xtcam_block_rec {
 	__u32 nrules;
 	__u32 nentries;
 	__u64 seq;             /* changes applied */
+	__u32 max_handle;      /* the highest handle held since the block was
+				* last empty: `rule add` without a handle
+				* takes the next one */
+	__u32 pad;
 };
 
 /* rules: (block id, generation, handle) -> struct xtcam_rule */
@@ -41,6 +45,23 @@ struct xtcam_rule_key {
 	__u32 block;
 	__u32 gen;
 	__u32 handle;
+};
+
+/*
+ * ranks: a block's rules in (prio, handle) order, one LPM trie for every
+ * block and both generations: a trie gives its full-length keys back from
+ * get_next_key in increasing order, so a walk from the block's marker
+ * (prio 0, handle 0, a rank no rule has) reads that block's rules and no
+ * other's.  Fields big-endian (the trie compares bytes); prefixlen is
+ * always 128.  Each generation's keys cover every rule of that generation
+ * in the rules map (a key is written before its rule, removed after it).
+ */
+struct xtcam_rank_key {
+	__u32 prefixlen;
+	__be32 block;
+	__be32 gen;
+	__be32 prio;
+	__be32 handle;
 };
 
 /* bindings: (netns identity, ifindex) -> */

@@ -519,7 +519,7 @@ Test(cli, registry_left_half_made_is_made_again)
 	free(o);
 	cr_assert_eq(t_sh(&o, "ls /sys/fs/bpf/%s | grep -v '^edge$' | sort | tr '\\n' ' '",
 			  inst), 0);
-	cr_assert_str_eq(o, "bindings blocks rules0 rules1 ");
+	cr_assert_str_eq(o, "bindings blocks ranks rules0 rules1 ");
 	free(o);
 }
 
@@ -1069,7 +1069,7 @@ Test(cli, kill9_during_restore_leaves_none_or_all, .timeout = 900)
 		} else {
 			/* no pin of the restore is left either */
 			cr_assert_neq(t_sh(&o, "ls -A /sys/fs/bpf/%s 2>/dev/null | grep -vxE "
-					   "'bindings|blocks|rules0|rules1'", inst), 0,
+					   "'bindings|blocks|ranks|rules0|rules1'", inst), 0,
 				      "killed after %ld ms: left behind: %s", at, o);
 			free(o);
 			if (!none++) {
@@ -1258,4 +1258,95 @@ Test(cli, block_names_that_cannot_be_pinned)
 	cr_assert_eq(t_xtcam(&o, "block show"), 0, "%s", o);
 	cr_assert_str_empty(o, "no block made: %s", o);
 	free(o);
+}
+
+/* save reads without the writers' lock: it answers while another process
+ * holds the lock (as a writer stopped in the middle of a change does),
+ * and gives the committed state; writers still wait for each other. */
+Test(cli, save_answers_while_the_lock_is_held, .timeout = 60)
+{
+	char *o = NULL;
+	int rc;
+
+	XT_OK("block add edge");
+	XT_OK("rule add edge prio 1 handle 5 eth_type ipv4 action drop");
+	cr_assert_eq(t_sh(NULL, "(flock /run/%s.lock sleep 4 >/dev/null 2>&1 &) ; sleep 0.5",
+			  inst), 0);
+	rc = t_xtcam(&o, "-w 0 save");
+	cr_assert_eq(rc, 0, "save waited for the lock: %s", o);
+	cr_assert(strstr(o, "block add edge") &&
+		  strstr(o, "rule add edge prio 1 handle 5 eth_type ipv4 action drop"), "%s", o);
+	free(o);
+	rc = t_xtcam(&o, "-w 0 rule add edge prio 2 action drop");
+	cr_assert_eq(rc, 4, "a writer waits for the lock: %s", o);
+	free(o);
+	cr_assert_eq(t_sh(NULL, "flock /run/%s.lock true", inst), 0);
+}
+
+/* What the next command sees of `rule add|replace|del` on a bound block,
+ * killed (XTCAM_CRASH_AT) at each step: the state before the change
+ * up to its commit point, the state after from then on, and it works. */
+static void crash_check(const char *when, int want_n, bool has3, int prio1, bool has2)
+{
+	char *o = NULL;
+
+	cr_assert_eq(t_xtcam(&o, "-j rule show b"), 0, "%s: %s", when, o);
+	cr_assert_eq(t_json_ll(o, "#"), want_n, "%s: %s", when, o);
+	cr_assert_eq(strstr(o, "\"handle\":3,") != NULL, has3, "%s: %s", when, o);
+	cr_assert_eq(strstr(o, "\"handle\":2,") != NULL, has2, "%s: %s", when, o);
+	cr_assert(prio1 == 30 ? strstr(o, "\"handle\":1,\"prio\":30,") != NULL :
+				strstr(o, "\"handle\":1,\"prio\":10,") != NULL, "%s: %s", when, o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "-j block show b"), 0, "%s: %s", when, o);
+	cr_assert_eq(t_json_ll(o, "0.rules"), want_n, "%s: the record agrees: %s", when, o);
+	free(o);
+}
+
+Test(cli, crash_at_each_step_of_a_rule_change_recovers, .timeout = 180)
+{
+	static const char *const points[] = { "stage", "deliver", "flip", "commit" };
+	const char *bin = getenv("XTCAM_BIN");
+	char ns[32], when[64], *o = NULL;
+	size_t i;
+	int rc;
+
+	t_name(ns, sizeof(ns), "cr");
+	cr_assert_eq(t_netns_add(ns), 0);
+	XT_OK("block add b");
+	XT_OK("rule add b prio 10 handle 1 eth_type ipv4 action drop");
+	XT_OK("rule add b prio 20 handle 2 eth_type ipv6 action pass");
+	XT_OK("bind b dev lo netns %s mode generic", ns);
+	for (i = 0; i < 4; i++) {
+		bool done = i >= 2;     /* past the commit point */
+
+		snprintf(when, sizeof(when), "add killed at %s", points[i]);
+		rc = t_sh(&o, "XTCAM_CRASH_AT=%s %s rule add b prio 5 handle 3 ip_proto tcp "
+			  "action drop", points[i], bin);
+		cr_assert_neq(rc, 0, "%s: not killed: %s", when, o);
+		free(o);
+		crash_check(when, done ? 3 : 2, done, 10, true);
+		if (done)
+			XT_OK("rule del b handle 3");
+
+		snprintf(when, sizeof(when), "replace killed at %s", points[i]);
+		rc = t_sh(&o, "XTCAM_CRASH_AT=%s %s rule replace b handle 1 prio 30 eth_type ipv4 "
+			  "action pass", points[i], bin);
+		cr_assert_neq(rc, 0, "%s: not killed: %s", when, o);
+		free(o);
+		crash_check(when, 2, false, done ? 30 : 10, true);
+		if (done)
+			XT_OK("rule replace b handle 1 prio 10 eth_type ipv4 action drop");
+
+		snprintf(when, sizeof(when), "del killed at %s", points[i]);
+		rc = t_sh(&o, "XTCAM_CRASH_AT=%s %s rule del b handle 2", points[i], bin);
+		cr_assert_neq(rc, 0, "%s: not killed: %s", when, o);
+		free(o);
+		crash_check(when, done ? 1 : 2, false, 10, !done);
+		if (done)
+			XT_OK("rule add b prio 20 handle 2 eth_type ipv6 action pass");
+	}
+	/* and the block still takes changes and lets go */
+	XT_OK("rule add b prio 1 action pass");
+	XT_OK("unbind b dev lo netns %s", ns);
+	XT_OK("block del b");
 }

@@ -2117,3 +2117,160 @@ Test(scale, hundred_thousand_rules, .timeout = 600)
 	tb_fini(&tb2);
 	assert_no_leaks();
 }
+
+/* ------------------------------------------------------------------------
+ * A block whose rules are kept by a source (the loader's registry): a test
+ * store, which counts what the core asks of it.
+ */
+struct store {
+	struct xtcam_rule r[16];
+	size_t n;
+	int finds, fetches;
+};
+
+static int store_find(void *priv, __u32 handle, struct xtcam_rule *out)
+{
+	struct store *s = priv;
+
+	s->finds++;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->r[i].handle == handle) {
+			*out = s->r[i];
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static int store_fetch(void *priv, struct xtcam_rule **rules, size_t *n)
+{
+	struct store *s = priv;
+
+	s->fetches++;
+	*rules = malloc((s->n + 1) * sizeof(**rules));
+	cr_assert_not_null(*rules);
+	/* in no particular order: the core sorts */
+	for (size_t i = 0; i < s->n; i++)
+		(*rules)[i] = s->r[s->n - 1 - i];
+	*n = s->n;
+	return 0;
+}
+
+/* what the source's owner does once a change is delivered */
+static void store_put(struct store *s, const struct xtcam_rule *r)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->r[i].handle == r->handle) {
+			s->r[i] = *r;
+			return;
+		}
+	s->r[s->n++] = *r;
+}
+
+static void store_del(struct store *s, __u32 handle)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->r[i].handle == handle) {
+			s->r[i] = s->r[--s->n];
+			return;
+		}
+}
+
+Test(source, changes_read_only_the_handles_they_name)
+{
+	struct xtcam_core *core = xtcam_core_new();
+	struct xtcam_block *b;
+	struct xtcam_block_spec spec;
+	struct store st = { .n = 0 };
+	struct xtcam_rule r;
+	struct tb tb;
+	struct tcb *c, *c2;
+	char msg[XTCAM_ERRMSG_MAX];
+
+	tb_init(&tb, "generic", TB_SIMPLE);
+	cr_assert_eq(xtcam_core_backend_add(core, &tb.be), 0);
+	/* an earlier process: three rules, bound */
+	b = block(core, "edge");
+	add(b, 20, 2);
+	add(b, 10, 1);
+	add(b, 10, 3);
+	bind_ok(core, b, dev(core, &NS1, 3), &tb);
+	for (size_t i = 0; i < 3; i++)
+		store_put(&st, xtcam_block_rule_at(b, i));
+	spec = b->spec;
+	xtcam_core_free(core);
+
+	/* this one: the block with its rules in the store, the binding restored */
+	core = xtcam_core_new();
+	cr_assert_eq(xtcam_core_backend_add(core, &tb.be), 0);
+	b = xtcam_block_add(core, &spec);
+	cr_assert_not(IS_ERR(b));
+	cr_assert_eq(xtcam_block_source_set(b, &(struct xtcam_rule_source){ store_find,
+				store_fetch, &st }), 0);
+	cr_assert_eq(xtcam_bind(core, b, dev(core, &NS1, 3), &tb.be, INGRESS,
+				XTCAM_BIND_RESTORE, msg, sizeof(msg)), 0, "%s", msg);
+	c = &tb.simple[3];
+	cr_assert_eq(c->m->n, 3);
+
+	/* add, replace, del: each finds its handle, fetches nothing */
+	r = R(5, 4);
+	cr_assert_eq(xtcam_block_rule_add(b, &r, msg, sizeof(msg)), 0, "%s", msg);
+	store_put(&st, &r);
+	r = R(30, 1);
+	cr_assert_eq(xtcam_block_rule_replace(b, &r, msg, sizeof(msg)), 0, "%s", msg);
+	store_put(&st, &r);
+	cr_assert_eq(c->m->prio[1], 30, "the callback got the new rule");
+	cr_assert_eq(xtcam_block_rule_del(b, 2, msg, sizeof(msg)), 0, "%s", msg);
+	store_del(&st, 2);
+	cr_assert_eq(c->m->n, 3);
+	cr_assert_not(model_has(c->m, 2));
+	cr_assert_eq(st.fetches, 0, "no change read the whole block");
+	cr_assert_eq(st.finds, 3);
+	cr_assert_eq(xtcam_block_rule_count(b), 0, "the core keeps no copy");
+
+	/* the checks still hold, through the source */
+	r = R(7, 3);
+	cr_assert_eq(xtcam_block_rule_add(b, &r, msg, sizeof(msg)), -EEXIST);
+	cr_assert(strstr(msg, "handle 3 exists"), "%s", msg);
+	cr_assert_eq(xtcam_block_rule_del(b, 2, msg, sizeof(msg)), -ENOENT);
+	c->fail_next = -ENOSPC;
+	r = R(8, 9);
+	cr_assert_eq(xtcam_block_rule_add(b, &r, msg, sizeof(msg)), -ENOSPC);
+	cr_assert_not(model_has(c->m, 9));
+	cr_assert_eq(st.fetches, 0);
+
+	/* a second device: the replay needs them all, in (prio, handle) order */
+	bind_ok(core, b, dev(core, &NS1, 4), &tb);
+	cr_assert_eq(st.fetches, 1);
+	c2 = &tb.simple[4];
+	cr_assert_eq(c2->last_n, 3);
+	cr_assert(c2->last_sorted, "replayed in (prio, handle) order");
+	cr_assert(model_is_block(c2->m, b));
+	cr_assert(model_is_block(c->m, b));
+	cr_assert_eq(xtcam_block_rule_at(b, 0)->handle, 4);
+	cr_assert_eq(xtcam_block_rule_at(b, 2)->prio, 30);
+	/* from now on the block holds them as any other */
+	add(b, 1, 11);
+	cr_assert_eq(st.fetches, 1);
+	cr_assert_eq(xtcam_block_rule_count(b), 4);
+	unbind_ok(core, dev(core, &NS1, 4));
+	unbind_ok(core, dev(core, &NS1, 3));
+	cr_assert_eq(c->m->n, 0, "the unbind removed every rule");
+	xtcam_core_free(core);
+	tb_fini(&tb);
+	assert_no_leaks();
+}
+
+Test(source, set_only_on_an_empty_unbound_block)
+{
+	struct xtcam_core *core = xtcam_core_new();
+	struct xtcam_block *b = block(core, "edge");
+	struct store st = { .n = 0 };
+	struct xtcam_rule_source src = { store_find, store_fetch, &st };
+
+	add(b, 1, 1);
+	cr_assert_eq(xtcam_block_source_set(b, &src), -EBUSY);
+	src.fetch = NULL;
+	cr_assert_eq(xtcam_block_source_set(block(core, "e2"), &src), -EINVAL);
+	xtcam_core_free(core);
+	assert_no_leaks();
+}

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
+#include "xtcam/jstream.h"
 #include "xtcam/loader.h"
 #include "xtcam/syntax.h"
 #include "cli/metrics.h"
@@ -569,6 +570,42 @@ static int rules_read(const char *block, const char *file, FILE *f,
 	return 0;
 }
 
+/* `rule show NAME`: each rule printed as it is read (JSON: the same text
+ * as the whole array), without the lock: other commands need not wait */
+static int print_one_rule(void *arg, json_object *o)
+{
+	json_object *one;
+
+	if (arg)
+		return xtcam_jstream_add(arg, o);
+	one = json_object_new_array();
+	if (!one)
+		return -ENOMEM;
+	json_object_array_add(one, json_object_get(o));
+	print_rules_text(one);
+	json_object_put(one);
+	return 0;
+}
+
+static int show_rules(struct xtcam_ctx *c, const char *block)
+{
+	char err[XTCAM_MSG_MAX];
+	struct xtcam_jstream js;
+	int e;
+
+	xtcam_unlock(c);
+	if (json_out)
+		xtcam_jstream_begin(&js, stdout, (pretty ? JSON_C_TO_STRING_PRETTY :
+						  JSON_C_TO_STRING_PLAIN) |
+						 JSON_C_TO_STRING_NOSLASHESCAPE);
+	e = xtcam_cmd_rule_show_each(c, block, print_one_rule, json_out ? &js : NULL, err,
+				     sizeof(err));
+	if (json_out)
+		xtcam_jstream_end(&js);
+	xtcam_close(c);
+	return e ? fail(e, "rule show: %s", err) : 0;
+}
+
 static int do_rule(int argc, char **argv)
 {
 	static const char *const verbs[] = { "add", "replace", "del", "delete", "load", "show",
@@ -709,30 +746,14 @@ static int do_rule(int argc, char **argv)
 	}
 	/* show [handle H] */
 	{
-		json_object *arr, *one;
-		size_t i;
+		json_object *arr;
 
-		e = xtcam_cmd_rule_show(c, block, &arr, err, sizeof(err));
+		if (!handle)
+			return show_rules(c, block);
+		e = xtcam_cmd_rule_show_handle(c, block, handle, &arr, err, sizeof(err));
 		xtcam_close(c);
 		if (e)
 			return fail(e, "rule show: %s", err);
-		if (handle) {
-			/* an array of the one rule, as `rule show NAME` has it */
-			one = json_object_new_array();
-			for (i = 0; i < json_object_array_length(arr); i++) {
-				json_object *r = json_object_array_get_idx(arr, i);
-
-				if (jget_i(r, "handle") == handle)
-					json_object_array_add(one, json_object_get(r));
-			}
-			json_object_put(arr);
-			arr = one;
-			if (!json_object_array_length(arr)) {
-				json_object_put(arr);
-				return fail(ENOENT, "rule show: block %s: no rule with handle %u",
-					    block, handle);
-			}
-		}
 		if (json_out)
 			print_json(arr);
 		else
@@ -768,13 +789,38 @@ static int do_save(int argc)
 
 	if (argc)
 		return usage_error("save: takes no arguments (xtcam save > FILE)");
-	if (!(c = open_ctx("*", 0, &rc)))
+	/* without the lock: one committed state, read as writers go on */
+	if (!(c = open_ctx(NULL, XTCAM_OPEN_READ, &rc)))
 		return rc;
-	e = xtcam_cmd_save(c, &text, err, sizeof(err));
-	xtcam_close(c);
-	if (e)
-		return fail(e, "%s", err);
-	if (json_out) {
+	if (!json_out) {
+		err[0] = 0;
+		e = xtcam_cmd_save_file(c, stdout, err, sizeof(err));
+		xtcam_close(c);
+		if (e == -EAGAIN && !err[0]) {
+			/* a restore to finish or undo first: with the lock */
+			if (!(c = open_ctx(NULL, 0, &rc)))
+				return rc;
+			e = xtcam_cmd_save_file(c, stdout, err, sizeof(err));
+			xtcam_close(c);
+		}
+		if (e)
+			return fail(e, "%s", err);
+		text = NULL;
+	} else {
+		e = xtcam_cmd_save(c, &text, err, sizeof(err));
+		xtcam_close(c);
+		if (e == -EAGAIN && !err[0]) {
+			if (!(c = open_ctx(NULL, 0, &rc)))
+				return rc;
+			e = xtcam_cmd_save(c, &text, err, sizeof(err));
+			xtcam_close(c);
+		}
+		if (e)
+			return fail(e, "%s", err);
+	}
+	if (!text) {
+		/* written already */
+	} else if (json_out) {
 		json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "config", json_object_new_string(text));

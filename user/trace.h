@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * XTCAM_TRACE=1: where a command's time goes.  Each mark prints, on
+ * stderr, the wall time since the previous mark (the first: since the
+ * process started running main's callers) under the name of the phase
+ * that just ended.  Off, a mark is one test of a flag.
+ */
+#ifndef XTCAM_TRACE_H
+#define XTCAM_TRACE_H
+
+#include <stdbool.h>
+
+extern bool xtcam_tracing;
+
+void xtcam_trace_mark(const char *phase);
+
+#define xtcam_trace(phase) do { if (xtcam_tracing) xtcam_trace_mark(phase); } while (0)
+
+/* XTCAM_CRASH_AT=NAME: the process kills itself (SIGKILL, as kill -9)
+ * when it reaches the point of that name: for the tests of what the next
+ * invocation makes of a change cut short.  Points of a rule change, in
+ * order: stage (registry staged), deliver (data paths changed), flip
+ * (committed, the other generation not yet caught up), commit (done). */
+void xtcam_crash_point(const char *name);
+
+#endif

@@ -1032,7 +1032,8 @@ static int emit(struct imp *im, FILE *out)
 	for (i = 0; i < im->nd; i++) {
 		struct iblock *b = &im->b[im->d[i].block];
 
-		fprintf(out, "bind %s dev %s mode %s\n", b->name, im->d[i].dev,
+		fprintf(out, "bind %s dev %s%s%s mode %s\n", b->name, im->d[i].dev,
+			im->o->netns ? " netns " : "", im->o->netns ? im->o->netns : "",
 			b->skip_sw_line ? "hw" : b->skip_hw_line ? "native" : "auto");
 	}
 	return 0;

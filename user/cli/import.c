@@ -15,7 +15,7 @@ static int usage(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "xtcam: import: ");
 	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nUsage: xtcam import tc FILE|- [dev DEV | block N] [--force]\n");
+	fprintf(stderr, "\nUsage: xtcam import tc FILE|- [dev DEV | block N] [netns NS] [--force]\n");
 	return 2;
 }
 
@@ -63,6 +63,11 @@ int cli_import(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--force") || !strcmp(argv[i], "force")) {
 			o.force = true;
+		} else if (!strcmp(argv[i], "netns") && i + 1 < argc && !o.netns) {
+			o.netns = argv[++i];
+			if (!*o.netns || strchr(o.netns, '/') || strpbrk(o.netns, " \t\n") ||
+			    o.netns[0] == '#' || strlen(o.netns) >= XTCAM_NETNS_MAX)
+				return usage("netns \"%s\" is not a namespace name", o.netns);
 		} else if (!strcmp(argv[i], "dev") && i + 1 < argc && !o.dev && !o.block) {
 			o.dev = argv[++i];
 		} else if (!strcmp(argv[i], "block") && i + 1 < argc && !o.dev && !o.block) {

@@ -150,7 +150,7 @@ static const char *help_main =
 "Usage: xtcam [OPTIONS] OBJECT { COMMAND | help }\n"
 "       xtcam save > FILE ; xtcam restore FILE|-\n"
 "       xtcam flush\n"
-"       xtcam import tc FILE|- [dev DEV | block N] [--force] > SAVEFILE\n"
+"       xtcam import tc FILE|- [dev DEV | block N] [netns NS] [--force] > FILE\n"
 "where  OBJECT := { block | bind | unbind | rule | counters }\n"
 "       OPTIONS := { -j[son] | -p[retty] | -v[erbose] | -V[ersion] |\n"
 "                    -w[ait] SECONDS }\n"

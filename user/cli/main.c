@@ -189,6 +189,8 @@ static const char *help_rule =
 "                  src_port P[-P] | dst_port P[-P] | tcp_flags HEX[/HEX] | type T | code C |\n"
 "                  raw1 V[/M] | raw2 V[/M] }\n"
 "       ACTION := { drop | pass | tx | redirect dev IFNAME [netns NS] | cpu N }\n"
+"       or tc's: [pref P] [handle H] protocol PROTO flower [skip_hw|skip_sw] MATCH...\n"
+"                action gact drop|pass | action mirred egress redirect dev IFNAME\n"
 "P and H are decimal (or 0x hex); a leading zero or a sign is refused.\n"
 "See docs/rule-syntax.md.\n";
 

@@ -114,6 +114,11 @@ Test(import_cli, a_bad_line_imports_nothing)
 	cr_assert(strstr(o, "nothing printed"), "%s", o);
 	cr_assert(strstr(o, "\n0\n"), "stdout is empty: %s", o);
 	free(o);
+	/* -j: the same, as JSON */
+	cr_assert_eq(t_xtcam(&o, "-j import tc %s/tc", dir), 1, "%s", o);
+	cr_assert(strstr(o, "{\"config\":null,\"messages\":[\"") &&
+		  strstr(o, "/tc:3: action mirred egress mirror: XDP cannot clone"), "%s", o);
+	free(o);
 	/* --force: the other lines */
 	cr_assert_eq(t_sh(&o, "\"$XTCAM_BIN\" import tc %s/tc --force 2>/dev/null", dir), 0);
 	cr_assert(strstr(o, "rule add e0 prio 1 ") && strstr(o, "rule add e0 prio 3 ") &&

@@ -948,6 +948,6 @@ int main(int argc, char **argv)
 	if (!strcmp(obj, "restore"))
 		return do_restore(argc - 1, argv + 1);
 	if (!strcmp(obj, "import"))
-		return cli_import(argc - 1, argv + 1);
+		return cli_import(argc - 1, argv + 1, json_out, pretty);
 	return do_flush(argc - 1);
 }

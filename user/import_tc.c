@@ -596,7 +596,9 @@ static int filter_line(struct imp *im, const char *where, unsigned line, int arg
 		} else if (!strcmp(w, "handle")) {
 			int e = tc_num(argv[i + 1], UINT32_MAX, &handle);
 
-			if (e || hs)
+			if (hs)
+				return refuse(im, where, EINVAL, "filter: handle given twice");
+			if (e)
 				return refuse(im, where, e == -ERANGE ? ERANGE : EINVAL,
 					      "filter: handle \"%s\" is not a handle "
 					      "(0x1-0xffffffff, as tc reads it)", argv[i + 1]);
@@ -615,7 +617,9 @@ static int filter_line(struct imp *im, const char *where, unsigned line, int arg
 		} else {
 			int e = tc_num(argv[i + 1], 0xffff, &v);
 
-			if (e || pref)
+			if (pref)
+				return refuse(im, where, EINVAL, "filter: %s given twice", w);
+			if (e)
 				return refuse(im, where, e == -ERANGE ? ERANGE : EINVAL,
 					      "filter: %s \"%s\" is not a priority (1-65535, "
 					      "as tc reads it)", w, argv[i + 1]);

@@ -2077,6 +2077,14 @@ static int check_l3(struct pstate *ps)
 		       ntohs(r->value.cvlan_ethtype),
 		       ethtype_str(ntohs(r->value.cvlan_ethtype), eb, sizeof(eb)));
 
+	/* an IP match beside one of a header that is not IP first: that
+	 * message says why (no IP header under MPLS) */
+	for (j = 0; j < n; j++)
+		for (i = 0; i < n; i++)
+			if (c[i].kind == L3_SET &&
+			    (c[j].kind == L3_IP || c[j].kind == L3_IMPLY))
+				return conflict(ps, c[i].kw, c[i].what, c[j].kw,
+						c[j].what);
 	for (j = 1; j < n; j++)
 		for (i = 0; i < j; i++)
 			if (!l3_compatible(&c[i], &c[j]))

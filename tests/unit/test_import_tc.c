@@ -237,6 +237,20 @@ Test(import_tc, skip_sw_makes_a_hw_binding)
 	       "bind nsim0 dev nsim0 mode hw\n");
 }
 
+/* Ethertypes as tc prints them: iproute2's names, "[N]" for the rest */
+Test(import_tc, tc_ethertype_names)
+{
+	expect("filter add dev e ingress pref 1 protocol [35020] flower action drop\n"
+	       "filter add dev e ingress pref 2 protocol teb flower action drop\n"
+	       "filter add dev e ingress pref 3 protocol 802.1Q flower vlan_ethtype ipx "
+	       "action drop\n",
+	       "block add e capacity 65536 default pass\n"
+	       "rule add e prio 1 handle 1 protocol 0x88cc action drop\n"
+	       "rule add e prio 2 handle 2 protocol 0x6558 action drop\n"
+	       "rule add e prio 3 handle 3 protocol 802.1Q vlan_ethtype 0x8137 action drop\n"
+	       "bind e dev e mode auto\n");
+}
+
 /* Without an action a flower match ends classification with TC_ACT_OK */
 Test(import_tc, no_action_is_pass)
 {

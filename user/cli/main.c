@@ -20,6 +20,7 @@
 #include "xtcam/syntax.h"
 #include "cli/metrics.h"
 #include "cli.h"
+#include "import.h"
 
 #ifndef XTCAM_VERSION
 #define XTCAM_VERSION "unknown"       /* the Makefile gives VERSION */
@@ -157,6 +158,7 @@ static const char *help_main =
 "       xtcam [OPTIONS] [-force] -batch FILE|-\n"
 "       xtcam flush\n"
 "       xtcam metrics [BLOCK] [--rules[=BLOCK,...]] [--output FILE]\n"
+"       xtcam import tc FILE|- [dev DEV | block N] [netns NS] [--force] > FILE\n"
 "where  OBJECT := { block | bind | unbind | rule | counters }\n"
 "       OPTIONS := { -j[son] | -p[retty] | -v[erbose] | -V[ersion] |\n"
 "                    -w[ait] SECONDS }\n"
@@ -198,6 +200,8 @@ static const char *help_rule =
 "                  src_port P[-P] | dst_port P[-P] | tcp_flags HEX[/HEX] | type T | code C |\n"
 "                  raw1 V[/M] | raw2 V[/M] }\n"
 "       ACTION := { drop | pass | tx | redirect dev IFNAME [netns NS] | cpu N }\n"
+"       or tc's: [pref P] [handle H] protocol PROTO flower [skip_hw|skip_sw] MATCH...\n"
+"                action gact drop|pass | action mirred egress redirect dev IFNAME\n"
 "P and H are decimal (or 0x hex); a leading zero or a sign is refused.\n"
 "See docs/rule-syntax.md.\n";
 
@@ -672,7 +676,7 @@ static int do_rule(int argc, char **argv)
 	if (!strcmp(v, "add") || !strcmp(v, "replace")) {
 		struct xtcam_rule r;
 
-		e = xtcam_rule_parse(argc - 2, argv + 2, &r, &spec, err, sizeof(err));
+		e = cli_rule_parse(c, block, argc - 2, argv + 2, &r, &spec, err, sizeof(err));
 		if (e) {
 			xtcam_close(c);
 			return fail(e, "rule %s: %s", v, err);
@@ -928,8 +932,8 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	static const char *const objects[] = { "block", "bind", "unbind", "rule", "counters",
-					       "save", "restore", "flush", "apply", "metrics", "help",
-					       NULL };
+					       "save", "restore", "flush", "apply", "metrics", "import",
+					       "help", NULL };
 	const char *obj, *batch = NULL;
 	bool force = false;
 	int o, i;
@@ -991,7 +995,7 @@ int main(int argc, char **argv)
 	obj = match_word(argv[0], objects);
 	if (!obj)
 		return usage_error("unknown object \"%s\" (block, bind, unbind, rule, counters, "
-				   "save, restore, apply, flush, metrics)", argv[0]);
+				   "save, restore, apply, flush, metrics, import)", argv[0]);
 	if (!strcmp(obj, "help"))
 		return help(argc > 1 ? help_of(match_word(argv[1], objects)) : help_main);
 	/* `xtcam rule add --help`: the usage, not a block called --help (block
@@ -1020,5 +1024,7 @@ int main(int argc, char **argv)
 		return xtcam_cli_apply(argc - 1, argv + 1, json_out, pretty);
 	if (!strcmp(obj, "metrics"))
 		return xtcam_cli_metrics(argc - 1, argv + 1);
+	if (!strcmp(obj, "import"))
+		return cli_import(argc - 1, argv + 1, json_out, pretty);
 	return do_flush(argc - 1);
 }

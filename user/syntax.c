@@ -525,6 +525,9 @@ struct pstate {
 	int fam[2];                  /* src_ip, dst_ip: 0, 4 or 6 */
 	bool eth_all;                /* eth_type all */
 	unsigned flags;              /* XTCAM_PARSE_* */
+	unsigned *tc;                /* XTCAM_TC_* out, NULL: no tc words */
+	unsigned tcf;                /* XTCAM_TC_* seen */
+	int proto_pos;               /* argv index of "protocol", -1 */
 };
 
 typedef int (*kw_fn)(struct pstate *ps, int kw, const char *name,
@@ -1219,6 +1222,128 @@ static bool netns_valid(const char *s)
 
 #define ACTIONS "drop, pass, tx, redirect dev IFNAME [netns NS], cpu N"
 
+/* tc actions xtcam cannot run, and why: a tc line with one of them is
+ * refused rather than given another meaning. */
+static const struct {
+	const char *name, *why;
+} tc_refused_acts[] = {
+	{ "continue",   "xtcam has no next filter to continue with: the first rule that matches decides" },
+	{ "reclassify", "xtcam classifies a frame once" },
+	{ "goto",       "xtcam has no filter chains" },
+	{ "jump",       "xtcam runs one action per rule" },
+	{ "pipe",       "xtcam runs one action per rule" },
+	{ "trap",       "XDP cannot trap to the CPU of a switch ASIC" },
+	{ "stolen",     "xtcam runs one action per rule" },
+	{ "police",     "xtcam has no policer (counters only)" },
+	{ "skbedit",    "XDP has no skb to edit" },
+	{ "vlan",       "xtcam does not push, pop or modify VLAN tags" },
+	{ "tunnel_key", "xtcam does not encapsulate or decapsulate" },
+	{ "pedit",      "xtcam does not rewrite packets" },
+	{ "csum",       "xtcam does not rewrite packets" },
+	{ "nat",        "xtcam does not rewrite packets" },
+	{ "skbmod",     "XDP has no skb to edit" },
+	{ "ct",         "xtcam has no connection tracking" },
+	{ "ctinfo",     "xtcam has no connection tracking" },
+	{ "connmark",   "xtcam has no connection tracking" },
+	{ "mpls",       "xtcam does not push, pop or modify MPLS labels" },
+	{ "sample",     "xtcam does not sample packets" },
+	{ "simple",     "xtcam has no action that only logs" },
+	{ "ife",        "xtcam does not encapsulate" },
+	{ "gate",       "xtcam has no time-based gate" },
+	{ "bpf",        "xtcam runs no tc BPF action (its own program is XDP)" },
+	{ "xt",         "xtcam runs no iptables target" },
+	{ "ipt",        "xtcam runs no iptables target" },
+};
+
+static int tc_act_refused(struct pstate *ps, const char *name, const char *t)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(tc_refused_acts); i++)
+		if (!strcmp(t, tc_refused_acts[i].name))
+			return fail(&ps->e, EOPNOTSUPP, "%s %s: a tc action xtcam "
+				    "does not have (%s)", name, t,
+				    tc_refused_acts[i].why);
+	return 0;
+}
+
+/* tc's action forms: `gact drop|pass|ok|shot` and `mirred egress redirect
+ * dev IFNAME`.  argv[*ip] is the word after "gact" or "mirred". */
+static int parse_tc_action(struct pstate *ps, const char *name,
+			   const char *kind, int argc, char **argv, int *ip)
+{
+	struct xtcam_rule_action *a = &ps->r.action;
+	int i = *ip, rc;
+	const char *t;
+
+	if (!strcmp(kind, "gact")) {
+		if (i >= argc)
+			return fail(&ps->e, EINVAL, "%s gact: missing value "
+				    "(drop, pass)", name);
+		t = argv[i++];
+		if (!strcmp(t, "drop") || !strcmp(t, "shot")) {
+			a->type = XTCAM_ACT_DROP;
+		} else if (!strcmp(t, "pass") || !strcmp(t, "ok")) {
+			a->type = XTCAM_ACT_PASS;
+		} else {
+			rc = tc_act_refused(ps, name, t);
+			if (rc)
+				return rc;
+			return fail(&ps->e, EINVAL, "%s gact: unknown control "
+				    "action %s (drop, pass)", name,
+				    quote(&ps->e, t));
+		}
+		*ip = i;
+		return 0;
+	}
+	/* mirred egress|ingress redirect|mirror dev IFNAME */
+	if (i >= argc)
+		return fail(&ps->e, EINVAL, "%s mirred: missing value (egress "
+			    "redirect dev IFNAME)", name);
+	t = argv[i++];
+	if (!strcmp(t, "ingress"))
+		return fail(&ps->e, EOPNOTSUPP, "%s mirred ingress: XDP cannot "
+			    "hand a frame to another device's receive path (use "
+			    "mirred egress redirect dev IFNAME)", name);
+	if (strcmp(t, "egress"))
+		return fail(&ps->e, EINVAL, "%s mirred: %s is not egress (mirred "
+			    "egress redirect dev IFNAME)", name, quote(&ps->e, t));
+	if (i >= argc)
+		return fail(&ps->e, EINVAL, "%s mirred egress: missing redirect",
+			    name);
+	t = argv[i++];
+	if (!strcmp(t, "mirror"))
+		return fail(&ps->e, EOPNOTSUPP, "%s mirred egress mirror: XDP "
+			    "cannot clone a frame (mirred egress redirect moves "
+			    "it)", name);
+	if (strcmp(t, "redirect"))
+		return fail(&ps->e, EINVAL, "%s mirred egress: %s is not redirect",
+			    name, quote(&ps->e, t));
+	if (i >= argc || strcmp(argv[i], "dev"))
+		return fail(&ps->e, EINVAL, "%s mirred egress redirect: needs dev "
+			    "IFNAME", name);
+	if (++i >= argc)
+		return fail(&ps->e, EINVAL, "%s mirred egress redirect dev: "
+			    "missing interface name", name);
+	if (!ifname_valid(argv[i]))
+		return fail(&ps->e, EINVAL, "%s mirred egress redirect dev: %s is "
+			    "not an interface name (1-%d characters, no '/', ':' "
+			    "or spaces, no leading '#')", name,
+			    quote(&ps->e, argv[i]), XTCAM_IFNAME_MAX - 1);
+	a->type = XTCAM_ACT_REDIRECT;
+	strcpy(a->dev, argv[i++]);
+	/* tc's control action after a redirect: stolen is its default */
+	if (i < argc && (!strcmp(argv[i], "pipe") || !strcmp(argv[i], "pass") ||
+			 !strcmp(argv[i], "ok") || !strcmp(argv[i], "drop") ||
+			 !strcmp(argv[i], "shot") || !strcmp(argv[i], "continue") ||
+			 !strcmp(argv[i], "reclassify")))
+		return fail(&ps->e, EOPNOTSUPP, "%s mirred egress redirect dev "
+			    "%s %s: xtcam runs one action per rule (the frame "
+			    "leaves by the redirect)", name, a->dev, argv[i]);
+	*ip = i;
+	return 0;
+}
+
 /* action ACTION: argv[*ip] is the word "action"; *ip moves past its
  * arguments. */
 static int parse_action(struct pstate *ps, int argc, char **argv, int *ip)
@@ -1276,7 +1401,14 @@ static int parse_action(struct pstate *ps, int argc, char **argv, int *ip)
 		if (rc)
 			return rc;
 		a->cpu = (__u32)v;
+	} else if (!strcmp(t, "gact") || !strcmp(t, "mirred")) {
+		rc = parse_tc_action(ps, name, t, argc, argv, &i);
+		if (rc)
+			return rc;
 	} else {
+		rc = tc_act_refused(ps, name, t);
+		if (rc)
+			return rc;
 		return fail(&ps->e, EINVAL, "%s: unknown action %s (" ACTIONS ")",
 			    name, quote(&ps->e, t));
 	}
@@ -1435,7 +1567,9 @@ static int check(struct pstate *ps)
 	char eb[8], w[48];
 	int k;
 
-	if (!has(ps, K_PRIO))
+	/* tc's `pref` is optional: the caller gives the rule tc's
+	 * automatic priority */
+	if (!has(ps, K_PRIO) && !(ps->tc && (ps->tcf & XTCAM_TC_FLOWER)))
 		return fail(&ps->e, EINVAL, "prio: required (prio 1-65535)");
 	if (!has(ps, K_ACTION))
 		return fail(&ps->e, EINVAL, "action: required (action " ACTIONS
@@ -1501,9 +1635,59 @@ static int check(struct pstate *ps)
 	return check_l3(ps);
 }
 
+/* The tc filter words `flower`, `skip_hw` and `skip_sw` (argv[i]).
+ * Returns 1 if tok is none of them. */
+static int tc_word(struct pstate *ps, char **argv, int i)
+{
+	const char *tok = argv[i];
+	unsigned bit;
+
+	if (!strcmp(tok, "flower")) {
+		if (ps->tcf & XTCAM_TC_FLOWER)
+			return fail(&ps->e, EINVAL, "flower: given twice");
+		if (ps->proto_pos < 0)
+			return fail(&ps->e, EINVAL, "flower: needs protocol PROTO "
+				    "before it, as tc filter add has it (protocol "
+				    "all for every frame)");
+		ps->tcf |= XTCAM_TC_FLOWER;
+		return 0;
+	}
+	if (!strcmp(tok, "skip_hw"))
+		bit = XTCAM_TC_SKIP_HW;
+	else if (!strcmp(tok, "skip_sw"))
+		bit = XTCAM_TC_SKIP_SW;
+	else
+		return 1;
+	if (!(ps->tcf & XTCAM_TC_FLOWER))
+		return fail(&ps->e, EOPNOTSUPP, "%s: a tc-flower filter flag that "
+			    "xtcam does not support without protocol PROTO flower "
+			    "before it (as tc has it)", tok);
+	if (!ps->tc)
+		return fail(&ps->e, EOPNOTSUPP, "%s: a tc-flower filter flag that "
+			    "xtcam does not support here: xtcam rule add and "
+			    "xtcam import tc take it, and check where the block "
+			    "runs", tok);
+	if (ps->tcf & bit)
+		return fail(&ps->e, EINVAL, "%s: given twice", tok);
+	if (ps->tcf & (XTCAM_TC_SKIP_HW | XTCAM_TC_SKIP_SW))
+		return fail(&ps->e, EINVAL, "%s: conflicts with %s (the rule "
+			    "would run nowhere)", tok,
+			    bit == XTCAM_TC_SKIP_HW ? "skip_sw" : "skip_hw");
+	ps->tcf |= bit;
+	return 0;
+}
+
 int xtcam_rule_parse_flags(int argc, char **argv, struct xtcam_rule *r,
 			   const struct xtcam_block_spec *blk, unsigned flags,
 			   char *err, size_t errlen)
+{
+	return xtcam_rule_parse_tc(argc, argv, r, blk, flags, NULL, err,
+				   errlen);
+}
+
+int xtcam_rule_parse_tc(int argc, char **argv, struct xtcam_rule *r,
+			const struct xtcam_block_spec *blk, unsigned flags,
+			unsigned *tc, char *err, size_t errlen)
 {
 	struct pstate ps;
 	int i, rc;
@@ -1524,12 +1708,24 @@ int xtcam_rule_parse_flags(int argc, char **argv, struct xtcam_rule *r,
 	ps.fam[0] = ps.fam[1] = 0;
 	ps.eth_all = false;
 	ps.flags = flags;
+	ps.tc = tc;
+	ps.tcf = 0;
+	ps.proto_pos = -1;
 
 	for (i = 0; i < argc;) {
 		const char *tok = argv[i];
 		const struct kwdef *d;
 		int k;
 
+		rc = tc_word(&ps, argv, i);
+		if (rc <= 0) {
+			if (rc)
+				return rc;
+			i++;
+			continue;
+		}
+		if (!strcmp(tok, "protocol") && ps.proto_pos < 0)
+			ps.proto_pos = i;
 		d = kw_lookup(tok);
 		if (!d)
 			return unknown_kw(&ps, tok);
@@ -1568,6 +1764,8 @@ int xtcam_rule_parse_flags(int argc, char **argv, struct xtcam_rule *r,
 		return rc;
 	ps.r.keywords = ps.given & ((1u << XTCAM_KW_MAX) - 1);
 	*r = ps.r;
+	if (tc)
+		*tc = ps.tcf;
 	return 0;
 }
 

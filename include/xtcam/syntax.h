@@ -64,6 +64,25 @@ int xtcam_rule_parse_flags(int argc, char **argv, struct xtcam_rule *r,
 			   char *err, size_t errlen);
 
 /*
+ * xtcam_rule_parse_flags() that also takes tc's filter words, so that a
+ * tc filter line can be pasted from `[pref P] [handle H] protocol PROTO
+ * flower` on: `flower` (after `protocol`, which it then requires),
+ * `skip_hw` and `skip_sw` (after `flower`; not both), and tc's action
+ * forms (`action gact drop`, `action mirred egress redirect dev X`, which
+ * plain parsing takes too).  With `flower`, `pref` may be left out: *r
+ * then has prio 0 and the caller gives it tc's automatic priority.  *tc
+ * gets the XTCAM_TC_* words seen (written on success only).  Without tc
+ * (NULL), skip_hw and skip_sw are refused (EOPNOTSUPP): they say where a
+ * rule runs, which only the caller can check.
+ */
+#define XTCAM_TC_FLOWER  0x1u
+#define XTCAM_TC_SKIP_HW 0x2u
+#define XTCAM_TC_SKIP_SW 0x4u
+int xtcam_rule_parse_tc(int argc, char **argv, struct xtcam_rule *r,
+			const struct xtcam_block_spec *blk, unsigned flags,
+			unsigned *tc, char *err, size_t errlen);
+
+/*
  * The same for one line of a `rule load` file: words are separated by
  * white space; a word that starts with '#' starts a comment that runs to
  * the end of the line.  Returns 1 (and leaves *r untouched, err "") for a

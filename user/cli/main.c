@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 #include "xtcam/loader.h"
 #include "xtcam/syntax.h"
+#include "import.h"
 
 #define XTCAM_VERSION "0.1"
 #define EXIT_LOCK 4     /* another xtcam held the lock for longer than -w */
@@ -149,6 +150,7 @@ static const char *help_main =
 "Usage: xtcam [OPTIONS] OBJECT { COMMAND | help }\n"
 "       xtcam save > FILE ; xtcam restore FILE|-\n"
 "       xtcam flush\n"
+"       xtcam import tc FILE|- [dev DEV | block N] [--force] > SAVEFILE\n"
 "where  OBJECT := { block | bind | unbind | rule | counters }\n"
 "       OPTIONS := { -j[son] | -p[retty] | -v[erbose] | -V[ersion] |\n"
 "                    -w[ait] SECONDS }\n"
@@ -622,7 +624,7 @@ static int do_rule(int argc, char **argv)
 	if (!strcmp(v, "add") || !strcmp(v, "replace")) {
 		struct xtcam_rule r;
 
-		e = xtcam_rule_parse(argc - 2, argv + 2, &r, &spec, err, sizeof(err));
+		e = cli_rule_parse(c, block, argc - 2, argv + 2, &r, &spec, err, sizeof(err));
 		if (e) {
 			xtcam_close(c);
 			return fail(e, "rule %s: %s", v, err);
@@ -867,7 +869,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	static const char *const objects[] = { "block", "bind", "unbind", "rule", "counters",
-					       "save", "restore", "flush", "help", NULL };
+					       "save", "restore", "flush", "import", "help", NULL };
 	const char *obj;
 	int o, i;
 
@@ -943,5 +945,7 @@ int main(int argc, char **argv)
 		return do_save(argc - 1);
 	if (!strcmp(obj, "restore"))
 		return do_restore(argc - 1, argv + 1);
+	if (!strcmp(obj, "import"))
+		return cli_import(argc - 1, argv + 1);
 	return do_flush(argc - 1);
 }

@@ -634,15 +634,18 @@ static void mutate(struct spec *s)
 	}
 }
 
+static bool rule_bad;
+
 /* one rule line made from frame s (the rule matches s unless s was
  * mutated afterwards) */
 static void rule_of(struct line *l, const struct spec *s, int pref)
 {
 	uint16_t et = l3type(s), eff;
-	bool ip_ok, any_l4 = false, l4_rejects0 = false;
+	bool ip_ok, any_l4 = false, l4_rejects0 = false, gave_type = false, gave_code = false;
 	bool ip = s->l3 == L3_IP4 || s->l3 == L3_IP6;
 
 	l->n = 0;
+	rule_bad = false;
 	add(l, "tc filter add dev d0 ingress pref %d protocol ", pref);
 	if (!s->ntag && pct(8)) {
 		/* protocol all: layer 2 keys only */
@@ -788,22 +791,26 @@ static void rule_of(struct line *l, const struct spec *s, int pref)
 	} else if (s->proto == 1 || s->proto == 58) {
 		if (pct(60)) {
 			add(l, " type %u", s->itype);
-			any_l4 = true;
+			any_l4 = gave_type = true;
 			l4_rejects0 |= s->itype != 0;
 		}
 		if (pct(40)) {
 			add(l, " code %u%s", s->icode, pct(30) ? "/3" : "");
-			any_l4 = true;
+			any_l4 = gave_code = true;
 			l4_rejects0 |= (s->icode & 3) != 0;
 		}
 	}
 	/* a later fragment's L4 key is all zeros in cls_flower and absent in
 	 * xtcam: every rule with L4 fields rejects zeros in one of them */
 	if (any_l4 && !l4_rejects0) {
-		if (s->proto == 1 || s->proto == 58)
-			add(l, " type %u", s->itype | 0x80);
-		else
+		if (s->proto != 1 && s->proto != 58)
 			add(l, " dst_port %u", s->dport ? s->dport : 1);
+		else if (!gave_type)
+			add(l, " type %u", s->itype ? s->itype : 8);
+		else if (!gave_code)
+			add(l, " code %u", s->icode ? s->icode : 1);
+		else
+			rule_bad = true;  /* both given, both 0: make another */
 	}
 action:
 	add(l, " action %s\n", pct(50) ? "drop" : "pass");
@@ -842,9 +849,11 @@ static void gen_round(FILE *list, int nrules, int nframes)
 		 * takes the frames of the rules after it */
 		for (int t = 0; t < 8; t++) {
 			rule_of(&l, &s, i);
-			if (nmatch(l.b) >= 2 || pct(10))
+			if (!rule_bad && (nmatch(l.b) >= 2 || pct(10)))
 				break;
 		}
+		if (rule_bad)
+			snprintf(l.b, sizeof(l.b), "tc filter add dev d0 ingress pref %d protocol all flower skip_hw dst_mac 02:00:00:00:00:99 action drop\n", i);
 		fputs(l.b, r.tc);
 	}
 	/* the last rule takes every frame: each frame is counted once */

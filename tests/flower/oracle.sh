@@ -72,9 +72,9 @@ modprobe -q cls_flower 2>/dev/null; modprobe -q act_gact 2>/dev/null
 # the kernel is the judge: without cls_flower there is nothing to compare with
 probe=fop$$
 ip netns add "$probe" || die "ip netns add"
-ip -n "$probe" link add d0 type dummy && ip netns exec "$probe" tc qdisc add dev d0 clsact &&
-	ip netns exec "$probe" tc filter add dev d0 ingress pref 1 protocol all flower skip_hw action pass \
-		2>/dev/null
+ip netns exec "$probe" tc qdisc add dev lo clsact 2>/dev/null &&
+	ip netns exec "$probe" tc filter add dev lo ingress pref 1 protocol all flower skip_hw \
+		action pass 2>/dev/null
 ok=$?
 ip netns del "$probe"
 [ "$ok" = 0 ] || skip "the kernel ($(uname -r)) has no cls_flower or act_gact (run it in the stock vmtest guest: vmtest/run.sh -k stock -- $0)"
@@ -112,8 +112,9 @@ sysctl -qw net.core.netdev_max_backlog=100000 2>/dev/null
 
 "$bin" gen "$work" "$seed" "$nrules" "$nframes" "$keys" || die "generating the rules"
 
-# xtcam: the first round's import makes the block and binds it; later
-# rounds replace its rules (rule load ... replace)
+# xtcam: the first round's import makes the block and binds it (restore
+# of its block and bind lines); each round's rules then go in with one
+# `rule load ... replace` (restore adds them one at a time)
 xt_load() {  # ROUND FIRST
 	local r=$1 out=$work/$1.save
 	if ! "$xt" import tc "$work/$r.tc" >"$out" 2>"$work/$r.import.err"; then
@@ -122,12 +123,13 @@ xt_load() {  # ROUND FIRST
 		return 1
 	fi
 	if [ "$2" = 1 ]; then
-		inx "$xt" restore "$out" || { say "FAIL: xtcam restore of round $r's import"; return 1; }
-	else
-		sed -n 's/^rule add d0 //p' "$out" >"$work/$r.rules"
-		inx "$xt" rule load d0 "$work/$r.rules" replace ||
-			{ say "FAIL: xtcam rule load of round $r's import"; return 1; }
+		grep -v '^rule add ' "$out" >"$work/setup.save"
+		inx "$xt" restore "$work/setup.save" ||
+			{ say "FAIL: xtcam restore of round $r's import (no rules)"; return 1; }
 	fi
+	sed -n 's/^rule add d0 //p' "$out" >"$work/$r.rules"
+	inx "$xt" rule load d0 "$work/$r.rules" replace ||
+		{ say "FAIL: xtcam rule load of round $r's import"; return 1; }
 }
 
 snap() {  # NAME

@@ -72,11 +72,98 @@ struct xtcam_ipv6 {
 	__be32 daddr[4];
 };
 
+#define XTCAM_ETH_P_RARP    0x8035
+#define XTCAM_ETH_P_MPLS_UC 0x8847
+#define XTCAM_ETH_P_MPLS_MC 0x8848
+#define XTCAM_ETH_P_PPP_SES 0x8864
+#define XTCAM_ETH_P_CFM     0x8902
+#define XTCAM_IPPROTO_ESP   50
+#define XTCAM_IPPROTO_AH    51
+#define XTCAM_IPPROTO_L2TP  115
+#define XTCAM_PPP_IP        0x0021
+
+/* The headers that are not IP (key.h says where their fields go): read
+ * only for frames that carry them.  p is the first byte after the tags.
+ * Returns the flags to add. */
+static __always_inline __u16 xtcam_parse_l3x(__u8 *p, __u8 *end, __be16 proto,
+					     struct xtcam_key *k)
+{
+	int i;
+
+	if (proto == bpf_htons(ETH_P_ARP) ||
+	    proto == bpf_htons(XTCAM_ETH_P_RARP)) {
+		/* Ethernet/IPv4 only, request or reply, as flower reads it */
+		if (p + 28 > end)
+			return XTCAM_F_TRUNC;
+		if (*(__be16 *)p != bpf_htons(1) ||
+		    *(__be16 *)(p + 2) != bpf_htons(ETH_P_IP) ||
+		    p[4] != 6 || p[5] != 4 || p[6] ||
+		    (p[7] != 1 && p[7] != 2))
+			return XTCAM_F_BAD;
+		k->ip_proto = p[7];
+		__builtin_memcpy((__u8 *)k->src_ip + 4, p + 8, 6);
+		__builtin_memcpy(k->src_ip, p + 14, 4);
+		__builtin_memcpy((__u8 *)k->dst_ip + 4, p + 18, 6);
+		__builtin_memcpy(k->dst_ip, p + 24, 4);
+		return XTCAM_F_L3X;
+	}
+	if (proto == bpf_htons(XTCAM_ETH_P_MPLS_UC) ||
+	    proto == bpf_htons(XTCAM_ETH_P_MPLS_MC)) {
+		__u8 used = 0;
+		__u16 f = 0;
+
+#pragma unroll
+		for (i = 0; i < XTCAM_MAX_MPLS; i++) {
+			__be32 lse;
+
+			if (p + 4 > end) {
+				f = XTCAM_F_TRUNC;
+				break;
+			}
+			lse = *(__be32 *)p;
+			k->src_ip[i] = lse;
+			used |= 1 << i;
+			p += 4;
+			if (lse & bpf_htonl(0x100))   /* bottom of stack */
+				break;
+		}
+		if (used) {
+			k->ip_proto = used;
+			f |= XTCAM_F_L3X;
+		}
+		return f;
+	}
+	if (proto == bpf_htons(XTCAM_ETH_P_PPP_SES)) {
+		__u16 pp;
+
+		if (p + 8 > end)
+			return XTCAM_F_TRUNC;
+		if (p[0] != 0x11 || p[1])       /* version 1, type 1, code 0 */
+			return XTCAM_F_BAD;
+		pp = bpf_ntohs(*(__be16 *)(p + 6));
+		if (pp & 0x0100)                /* compressed: one byte */
+			pp >>= 8;
+		k->src_ip[0] = bpf_htonl((__u32)bpf_ntohs(*(__be16 *)(p + 2)) << 16 | pp);
+		return XTCAM_F_L3X;
+	}
+	if (proto == bpf_htons(XTCAM_ETH_P_CFM)) {
+		if (p + 2 > end)
+			return XTCAM_F_TRUNC;
+		k->ip_tos = p[0];
+		k->ip_proto = p[1];
+		return XTCAM_F_L3X;
+	}
+	return 0;
+}
+
 /* Parse one frame into k (which the caller need not clear).  raw may be
- * NULL (no user fields). */
+ * NULL (no user fields).  full: also the headers that only the host
+ * programs read (xtcam_parse_l3x, the L2TPv3 session id and the IPsec
+ * SPI); the offload program, whose key has none of them, passes 0. */
 static __always_inline void xtcam_parse_frame(void *data, void *data_end,
 					      struct xtcam_key *k,
-					      const struct xtcam_raw_spec *raw)
+					      const struct xtcam_raw_spec *raw,
+					      const int full)
 {
 	__u8 *p = data, *end = data_end;
 	__u8 *l3 = 0, *l4 = 0;
@@ -114,6 +201,8 @@ static __always_inline void xtcam_parse_frame(void *data, void *data_end,
 			k->vlan_tci = *(__be16 *)p;
 			k->vlan_ethtype = *(__be16 *)(p + 2);
 			flags |= XTCAM_F_VLAN1;
+			if (proto == bpf_htons(ETH_P_8021AD))
+				flags |= XTCAM_F_OUTER_AD;
 		} else {
 			k->cvlan_tci = *(__be16 *)p;
 			k->cvlan_ethtype = *(__be16 *)(p + 2);
@@ -248,6 +337,8 @@ static __always_inline void xtcam_parse_frame(void *data, void *data_end,
 		flags |= XTCAM_F_PROTO;
 		l4 = p;
 	} else {
+		if (full)
+			flags |= xtcam_parse_l3x(p, end, proto, k);
 		goto out;
 	}
 
@@ -296,6 +387,18 @@ static __always_inline void xtcam_parse_frame(void *data, void *data_end,
 		flags |= XTCAM_F_ICMP;
 		if (rem < 4 || p + 4 > end)
 			flags |= XTCAM_F_TRUNC;
+	} else if (full && (nh == XTCAM_IPPROTO_L2TP || nh == XTCAM_IPPROTO_ESP ||
+			    nh == XTCAM_IPPROTO_AH)) {
+		/* the session id or SPI, as two halves in the port fields */
+		__u32 off = nh == XTCAM_IPPROTO_AH ? 4 : 0;
+
+		if (rem < off + 4 || p + off + 4 > end) {
+			flags |= XTCAM_F_TRUNC;
+			goto out;
+		}
+		k->src_port = *(__be16 *)(p + off);
+		k->dst_port = *(__be16 *)(p + off + 2);
+		flags |= XTCAM_F_L4;
 	}
 
 out:

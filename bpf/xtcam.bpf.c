@@ -66,7 +66,8 @@ static __always_inline int parse_stage(struct xdp_md *ctx, void *prog_array)
 
 	if (!s || !cfg)
 		return XDP_PASS;
-	xtcam_parse_frame(data, data_end, &s->key, cfg->raw);
+	xtcam_parse_frame(data, data_end, &s->key, cfg->raw, 1);
+	s->key.ifindex = ctx->ingress_ifindex;
 	s->pkt_len = bpf_xdp_get_buff_len(ctx);
 	bpf_tail_call(ctx, prog_array, 0);
 

@@ -92,7 +92,7 @@ int xtcam_hw(struct xdp_md *ctx)
 	cfg = bpf_map_lookup_elem(&hw_cfg, &zero);
 	if (!cfg)
 		return XDP_PASS;
-	xtcam_parse_frame(data, data_end, &k, 0);
+	xtcam_parse_frame(data, data_end, &k, 0, 0);
 	xtcam_hw_key_of(&k, &hk);
 	n = cfg->nentries;
 

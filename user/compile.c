@@ -52,10 +52,28 @@ static int nonzero(const void *p, size_t n)
 
 #define FIELD_SET(m, f) nonzero(&(m)->f, sizeof((m)->f))
 
+/* Whether a rule's eth_type (exact) is one whose frames hold a non-IP
+ * header in the IP fields (key.h). */
+static int l3x_rule(const struct xtcam_rule *r)
+{
+	__u16 t = ntohs(r->value.eth_type);
+
+	return r->mask.eth_type == 0xffff &&
+	       (t == 0x0806 || t == 0x8035 || t == 0x8847 || t == 0x8848 ||
+		t == 0x8864 || t == 0x8902);
+}
+
 __u16 xtcam_rule_required_flags(const struct xtcam_rule *r)
 {
 	const struct xtcam_key *m = &r->mask;
+	int ip = !l3x_rule(r);
 	__u16 f = 0;
+
+	/* ARP, MPLS, PPPoE, CFM: the IP fields hold that header */
+	if (!ip && (FIELD_SET(m, src_ip) || FIELD_SET(m, dst_ip) ||
+		    FIELD_SET(m, ip_tos) || FIELD_SET(m, ip_ttl) ||
+		    FIELD_SET(m, ip_proto)))
+		f |= XTCAM_F_ETH | XTCAM_F_L3X;
 
 	if (FIELD_SET(m, dst_mac) || FIELD_SET(m, src_mac) ||
 	    FIELD_SET(m, eth_type))
@@ -64,11 +82,12 @@ __u16 xtcam_rule_required_flags(const struct xtcam_rule *r)
 		f |= XTCAM_F_ETH | XTCAM_F_VLAN1;
 	if (FIELD_SET(m, cvlan_tci) || FIELD_SET(m, cvlan_ethtype))
 		f |= XTCAM_F_ETH | XTCAM_F_VLAN1 | XTCAM_F_VLAN2;
-	if (FIELD_SET(m, src_ip) || FIELD_SET(m, dst_ip) ||
-	    FIELD_SET(m, ip_tos) || FIELD_SET(m, ip_ttl))
+	if (ip && (FIELD_SET(m, src_ip) || FIELD_SET(m, dst_ip) ||
+		   FIELD_SET(m, ip_tos) || FIELD_SET(m, ip_ttl)))
 		f |= XTCAM_F_ETH | XTCAM_F_L3;
-	if (FIELD_SET(m, ip_proto) ||
-	    (m->flags & (XTCAM_F_FRAG | XTCAM_F_FIRSTFRAG)))
+	if (ip && FIELD_SET(m, ip_proto))
+		f |= XTCAM_F_ETH | XTCAM_F_PROTO;
+	if (m->flags & (XTCAM_F_FRAG | XTCAM_F_FIRSTFRAG))
 		f |= XTCAM_F_ETH | XTCAM_F_PROTO;
 	if ((r->keywords & (XTCAM_KW_BIT(XTCAM_KW_SRC_PORT) |
 			    XTCAM_KW_BIT(XTCAM_KW_DST_PORT))) ||
@@ -98,8 +117,7 @@ static int rule_check(const struct xtcam_rule *r)
 	for (i = 0; i < XTCAM_KEY_WORDS; i++)
 		if (v[i] & ~m[i])
 			return -EINVAL;
-	if (r->mask.src_port || r->mask.dst_port || r->mask.pad0 ||
-	    r->mask.pad1)
+	if (r->mask.src_port || r->mask.dst_port || r->mask.pad0)
 		return -EINVAL;
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <net/if.h>
 #include <json-c/json.h>
 #include "xtcam/syntax.h"
 
@@ -26,6 +27,12 @@
 #define ETHT_8021Q  0x8100
 #define ETHT_8021AD 0x88a8
 #define ETHT_IPV6   0x86dd
+#define ETHT_RARP   0x8035
+#define ETHT_MPLS_UC 0x8847
+#define ETHT_MPLS_MC 0x8848
+#define ETHT_PPP_DISC 0x8863
+#define ETHT_PPP_SES 0x8864
+#define ETHT_CFM    0x8902
 
 #define TCI_VID     0x0fff
 #define TCI_PRIO    0xe000
@@ -48,7 +55,7 @@
 #define K_ACTION (XTCAM_KW_MAX + 2)
 #define K_NUM    (XTCAM_KW_MAX + 3)
 
-_Static_assert(K_NUM <= 32, "keyword bits must fit in 32 bits");
+_Static_assert(K_NUM <= 64, "keyword bits must fit in 64 bits");
 
 /* --- characters (ASCII only, whatever the locale) ------------------------- */
 
@@ -314,8 +321,14 @@ static const struct name16 ethtypes[] = {
 	{ "ip",      ETHT_IPV4 },
 	{ "ipv6",    ETHT_IPV6 },
 	{ "arp",     ETHT_ARP },
+	{ "rarp",    ETHT_RARP },
 	{ "802.1Q",  ETHT_8021Q },
 	{ "802.1ad", ETHT_8021AD },
+	{ "mpls_uc", ETHT_MPLS_UC },
+	{ "mpls_mc", ETHT_MPLS_MC },
+	{ "ppp_disc", ETHT_PPP_DISC },
+	{ "ppp_ses", ETHT_PPP_SES },
+	{ "cfm",     ETHT_CFM },
 };
 
 static const struct name16 ipprotos[] = {
@@ -354,6 +367,24 @@ static const char *const kw_names[XTCAM_KW_MAX] = {
 	[XTCAM_KW_CODE]          = "code",
 	[XTCAM_KW_RAW1]          = "raw1",
 	[XTCAM_KW_RAW2]          = "raw2",
+	[XTCAM_KW_PROTOCOL]      = "protocol",
+	[XTCAM_KW_NUM_VLANS]     = "num_of_vlans",
+	[XTCAM_KW_ARP_OP]        = "arp_op",
+	[XTCAM_KW_ARP_SIP]       = "arp_sip",
+	[XTCAM_KW_ARP_TIP]       = "arp_tip",
+	[XTCAM_KW_ARP_SHA]       = "arp_sha",
+	[XTCAM_KW_ARP_THA]       = "arp_tha",
+	[XTCAM_KW_MPLS_LABEL]    = "mpls_label",
+	[XTCAM_KW_MPLS_TC]       = "mpls_tc",
+	[XTCAM_KW_MPLS_BOS]      = "mpls_bos",
+	[XTCAM_KW_MPLS_TTL]      = "mpls_ttl",
+	[XTCAM_KW_MPLS]          = "mpls",
+	[XTCAM_KW_PPPOE_SID]     = "pppoe_sid",
+	[XTCAM_KW_PPP_PROTO]     = "ppp_proto",
+	[XTCAM_KW_L2TPV3_SID]    = "l2tpv3_sid",
+	[XTCAM_KW_SPI]           = "spi",
+	[XTCAM_KW_CFM]           = "cfm",
+	[XTCAM_KW_INDEV]         = "indev",
 };
 
 const char *xtcam_kw_name(enum xtcam_kw kw)
@@ -519,11 +550,14 @@ struct pstate {
 	struct ectx e;
 	struct xtcam_rule r;
 	const struct xtcam_block_spec *blk;
-	uint32_t given;              /* bits: enum xtcam_kw, K_PRIO.. */
+	uint64_t given;              /* bits: enum xtcam_kw, K_PRIO.. */
 	int pos[K_NUM];              /* argv index of each keyword */
 	const char *spell[K_NUM];    /* as the user spelled it */
 	int fam[2];                  /* src_ip, dst_ip: 0, 4 or 6 */
 	bool eth_all;                /* eth_type all */
+	bool proto_all;              /* protocol all */
+	uint16_t proto;              /* protocol (the outermost ethertype) */
+	uint8_t nvlans;              /* num_of_vlans */
 	unsigned flags;              /* XTCAM_PARSE_* */
 	unsigned *tc;                /* XTCAM_TC_* out, NULL: no tc words */
 	unsigned tcf;                /* XTCAM_TC_* seen */
@@ -535,7 +569,7 @@ typedef int (*kw_fn)(struct pstate *ps, int kw, const char *name,
 
 static bool has(const struct pstate *ps, int kw)
 {
-	return ps->given & (1u << kw);
+	return ps->given & (1ull << kw);
 }
 
 /* The base a keyword reads in: tc-flower's, or under XTCAM_PARSE_DECIMAL
@@ -593,9 +627,10 @@ static int mac_fail(struct pstate *ps, const char *name, const char *what,
 		    *what ? " or a prefix length (0-48)" : "");
 }
 
-static int kw_mac(struct pstate *ps, int kw, const char *name, const char *s)
+/* MAC[/LEN|/MASK] into a (masked) and m. */
+static int mac_parse(struct pstate *ps, const char *name, const char *s,
+		     uint8_t a[6], uint8_t m[6])
 {
-	uint8_t a[6], m[6], *vf, *mf;
 	const char *sl = strchr(s, '/');
 	size_t alen = sl ? (size_t)(sl - s) : strlen(s);
 	char buf[32];
@@ -609,7 +644,7 @@ static int kw_mac(struct pstate *ps, int kw, const char *name, const char *s)
 	if (!mac_aton(buf, a))
 		return mac_fail(ps, name, "", buf);
 	if (!sl) {
-		memset(m, 0xff, sizeof(m));
+		memset(m, 0xff, 6);
 	} else if (strchr(sl + 1, ':')) {
 		if (!mac_aton(sl + 1, m))
 			return mac_fail(ps, name, "mask ", sl + 1);
@@ -620,10 +655,20 @@ static int kw_mac(struct pstate *ps, int kw, const char *name, const char *s)
 				    "out of range (0-48)", name, sl + 1);
 		if (rc)
 			return mac_fail(ps, name, "mask ", sl + 1);
-		prefix_mask(m, sizeof(m), (unsigned)len);
+		prefix_mask(m, 6, (unsigned)len);
 	}
 	for (i = 0; i < 6; i++)
 		a[i] &= m[i];
+	return 0;
+}
+
+static int kw_mac(struct pstate *ps, int kw, const char *name, const char *s)
+{
+	uint8_t a[6], m[6], *vf, *mf;
+	int rc = mac_parse(ps, name, s, a, m);
+
+	if (rc)
+		return rc;
 	vf = kw == XTCAM_KW_SRC_MAC ? ps->r.value.src_mac : ps->r.value.dst_mac;
 	mf = kw == XTCAM_KW_SRC_MAC ? ps->r.mask.src_mac : ps->r.mask.dst_mac;
 	memcpy(vf, a, 6);
@@ -1050,6 +1095,391 @@ static int kw_raw(struct pstate *ps, int kw, const char *name, const char *s)
 	return 0;
 }
 
+/* --- flower's other keywords ---------------------------------------------
+ *
+ * Frames that are not IP hold their header in the key's IP fields
+ * (xtcam/key.h): the keywords below write there, and check_l3() fixes the
+ * ethertype that gives the fields that meaning.
+ */
+
+static bool ifname_valid(const char *s);
+
+static int kw_protocol(struct pstate *ps, int kw, const char *name,
+		       const char *s)
+{
+	uint16_t v;
+	int rc;
+
+	(void)kw;
+	if (!strcmp(s, "all")) {
+		ps->proto_all = true;
+		return 0;
+	}
+	rc = ethtype_parse(s, &v);
+	if (rc)
+		return ethtype_fail(ps, rc, name, s, true);
+	ps->proto = v;
+	return 0;
+}
+
+static int kw_nvlans(struct pstate *ps, int kw, const char *name,
+		     const char *s)
+{
+	uint64_t v;
+	int rc;
+
+	(void)kw;
+	rc = get_num(&ps->e, name, s, 0, 255, NB_AUTO, false,
+		     "a number of VLAN tags", &v);
+	if (rc)
+		return rc;
+	if (v > XTCAM_MAX_VLAN)
+		return fail(&ps->e, ERANGE, "%s: %llu tags: xtcam parses at most "
+			    "%d (a frame with more is malformed to it)", name,
+			    (unsigned long long)v, XTCAM_MAX_VLAN);
+	ps->nvlans = (uint8_t)v;
+	return 0;
+}
+
+static int kw_arp_op(struct pstate *ps, int kw, const char *name,
+		     const char *s)
+{
+	uint64_t v, m;
+	int rc;
+
+	(void)kw;
+	if (!strcmp(s, "request")) {
+		v = 1, m = 0xff;
+	} else if (!strcmp(s, "reply")) {
+		v = 2, m = 0xff;
+	} else {
+		rc = get_masked(&ps->e, name, s, 0xff, NB_AUTO, NB_AUTO, false,
+				"an ARP opcode (request, reply or", &v, &m);
+		if (rc)
+			return rc;
+	}
+	ps->r.value.ip_proto = (__u8)v;
+	ps->r.mask.ip_proto = (__u8)m;
+	return 0;
+}
+
+/* ADDR, ADDR/LEN or ADDR/MASK, IPv4 only (ARP's addresses). */
+static int kw_arp_ip(struct pstate *ps, int kw, const char *name,
+		     const char *s)
+{
+	const char *sl = strchr(s, '/');
+	size_t alen = sl ? (size_t)(sl - s) : strlen(s);
+	uint8_t addr[4] = { 0 }, mask[4];
+	char buf[64];
+	uint64_t len;
+	int i, rc;
+
+	if (alen >= sizeof(buf))
+		return fail(&ps->e, EINVAL, "%s: %s is not an IPv4 address",
+			    name, quote(&ps->e, s));
+	memcpy(buf, s, alen);
+	buf[alen] = '\0';
+	if (inet_pton(AF_INET, buf, addr) != 1)
+		return fail(&ps->e, EINVAL, "%s: %s is not an IPv4 address "
+			    "(ARP carries IPv4 addresses)", name,
+			    quote(&ps->e, buf));
+	if (!sl) {
+		memset(mask, 0xff, sizeof(mask));
+	} else if (strchr(sl + 1, '.')) {
+		if (strlen(sl + 1) >= sizeof(buf) ||
+		    inet_pton(AF_INET, sl + 1, mask) != 1)
+			return fail(&ps->e, EINVAL, "%s: mask %s is not an IPv4 "
+				    "mask", name, quote(&ps->e, sl + 1));
+	} else {
+		rc = num_parse(sl + 1, 32, NB_DEC, &len);
+		if (rc == -ERANGE)
+			return fail(&ps->e, ERANGE, "%s: prefix length %.20s is "
+				    "out of range (0-32)", name, sl + 1);
+		if (rc)
+			return fail(&ps->e, EINVAL, "%s: %s is not a prefix "
+				    "length (0-32) or an IPv4 mask", name,
+				    quote(&ps->e, sl + 1));
+		prefix_mask(mask, 4, (unsigned)len);
+	}
+	for (i = 0; i < 4; i++)
+		addr[i] &= mask[i];
+	if (kw == XTCAM_KW_ARP_SIP) {
+		memcpy(&ps->r.value.src_ip[0], addr, 4);
+		memcpy(&ps->r.mask.src_ip[0], mask, 4);
+	} else {
+		memcpy(&ps->r.value.dst_ip[0], addr, 4);
+		memcpy(&ps->r.mask.dst_ip[0], mask, 4);
+	}
+	return 0;
+}
+
+static int kw_arp_mac(struct pstate *ps, int kw, const char *name,
+		      const char *s)
+{
+	uint8_t a[6], m[6];
+	int rc = mac_parse(ps, name, s, a, m);
+
+	if (rc)
+		return rc;
+	if (kw == XTCAM_KW_ARP_SHA) {
+		memcpy((uint8_t *)ps->r.value.src_ip + 4, a, 6);
+		memcpy((uint8_t *)ps->r.mask.src_ip + 4, m, 6);
+	} else {
+		memcpy((uint8_t *)ps->r.value.dst_ip + 4, a, 6);
+		memcpy((uint8_t *)ps->r.mask.dst_ip + 4, m, 6);
+	}
+	return 0;
+}
+
+/* The fields of a label stack entry: label(20) tc(3) bos(1) ttl(8). */
+static const struct {
+	const char *name;        /* in `mpls lse` */
+	unsigned shift, max;
+	const char *what;
+} lse_fields[] = {
+	{ "label", 12, 0xfffff, "an MPLS label" },
+	{ "tc",     9, 7,       "an MPLS traffic class" },
+	{ "bos",    8, 1,       "a bottom of stack bit" },
+	{ "ttl",    0, 0xff,    "an MPLS TTL" },
+};
+
+/* Field f of the entry at depth d (1-based) is v. */
+static void lse_set(struct pstate *ps, unsigned d, size_t f, uint64_t v)
+{
+	uint32_t m = lse_fields[f].max << lse_fields[f].shift;
+	uint32_t val = ntohl(ps->r.value.src_ip[d - 1]) & ~m;
+	uint32_t msk = ntohl(ps->r.mask.src_ip[d - 1]) | m;
+
+	val |= (uint32_t)v << lse_fields[f].shift;
+	ps->r.value.src_ip[d - 1] = htonl(val);
+	ps->r.mask.src_ip[d - 1] = htonl(msk);
+	ps->r.value.ip_proto |= (uint8_t)(1u << (d - 1));
+	ps->r.mask.ip_proto |= (uint8_t)(1u << (d - 1));
+}
+
+/* mpls_label, mpls_tc, mpls_bos, mpls_ttl: the first entry. */
+static int kw_mpls1(struct pstate *ps, int kw, const char *name,
+		    const char *s)
+{
+	size_t f = (size_t)(kw - XTCAM_KW_MPLS_LABEL);
+	uint64_t v;
+	int rc;
+
+	rc = get_num(&ps->e, name, s, 0, lse_fields[f].max, NB_AUTO, false,
+		     lse_fields[f].what, &v);
+	if (rc)
+		return rc;
+	lse_set(ps, 1, f, v);
+	return 0;
+}
+
+/* mpls lse depth N [label L] [tc T] [bos B] [ttl T] [lse depth ...] */
+static int parse_mpls(struct pstate *ps, int argc, char **argv, int *ip)
+{
+	const char *name = argv[*ip];
+	unsigned seen_depth = 0;
+	int i = *ip + 1;
+
+	if (i >= argc || strcmp(argv[i], "lse"))
+		return fail(&ps->e, EINVAL, "%s: expected lse depth N [label L] "
+			    "[tc T] [bos B] [ttl T]", name);
+	while (i < argc && !strcmp(argv[i], "lse")) {
+		unsigned seen = 0;
+		uint64_t d;
+		int rc;
+
+		if (i + 2 >= argc || strcmp(argv[i + 1], "depth"))
+			return fail(&ps->e, EINVAL, "%s: lse: depth N comes first "
+				    "(lse depth N [label L] [tc T] [bos B] "
+				    "[ttl T])", name);
+		rc = num_parse(argv[i + 2], 255, NB_AUTO, &d);
+		if (rc || d < 1)
+			return fail(&ps->e, rc == -ERANGE || (!rc && d < 1) ?
+				    ERANGE : EINVAL, "%s: lse depth %s is not a "
+				    "depth (1-%d)", name, quote(&ps->e, argv[i + 2]),
+				    XTCAM_MAX_MPLS);
+		if (d > XTCAM_MAX_MPLS)
+			return fail(&ps->e, ERANGE, "%s: lse depth %llu: xtcam "
+				    "reads the first %d label stack entries (flower "
+				    "7)", name, (unsigned long long)d, XTCAM_MAX_MPLS);
+		if (seen_depth & (1u << d))
+			return fail(&ps->e, EINVAL, "%s: lse depth %llu given twice",
+				    name, (unsigned long long)d);
+		seen_depth |= 1u << d;
+		/* the entry is there, whatever its fields */
+		ps->r.value.ip_proto |= (uint8_t)(1u << (d - 1));
+		ps->r.mask.ip_proto |= (uint8_t)(1u << (d - 1));
+		i += 3;
+		for (;;) {
+			size_t f;
+			uint64_t v;
+			char what[32];
+
+			for (f = 0; f < ARRAY_SIZE(lse_fields); f++)
+				if (i < argc && !strcmp(argv[i], lse_fields[f].name))
+					break;
+			if (f == ARRAY_SIZE(lse_fields))
+				break;
+			if (seen & (1u << f))
+				return fail(&ps->e, EINVAL, "%s: lse depth %llu: %s "
+					    "given twice", name, (unsigned long long)d,
+					    lse_fields[f].name);
+			seen |= 1u << f;
+			if (i + 1 >= argc)
+				return fail(&ps->e, EINVAL, "%s: lse %s: missing "
+					    "value", name, lse_fields[f].name);
+			snprintf(what, sizeof(what), "%s lse %s", name,
+				 lse_fields[f].name);
+			rc = get_num(&ps->e, what, argv[i + 1], 0, lse_fields[f].max,
+				     NB_AUTO, false, lse_fields[f].what, &v);
+			if (rc)
+				return rc;
+			lse_set(ps, (unsigned)d, f, v);
+			i += 2;
+		}
+	}
+	*ip = i;
+	return 0;
+}
+
+/* cfm [mdl M] [op O] */
+static int parse_cfm(struct pstate *ps, int argc, char **argv, int *ip)
+{
+	const char *name = argv[*ip];
+	int i = *ip + 1, n = 0, rc;
+	bool mdl = false, op = false;
+	uint64_t v;
+
+	for (; i < argc; i += 2, n++) {
+		bool is_mdl = !strcmp(argv[i], "mdl");
+
+		if (!is_mdl && strcmp(argv[i], "op"))
+			break;
+		if (is_mdl ? mdl : op)
+			return fail(&ps->e, EINVAL, "%s: %s given twice", name,
+				    argv[i]);
+		if (i + 1 >= argc)
+			return fail(&ps->e, EINVAL, "%s: %s: missing value", name,
+				    argv[i]);
+		if (is_mdl) {
+			rc = get_num(&ps->e, "cfm mdl", argv[i + 1], 0, 7, NB_AUTO,
+				     false, "a maintenance domain level", &v);
+			if (rc)
+				return rc;
+			ps->r.value.ip_tos = (__u8)(v << 5);
+			ps->r.mask.ip_tos = 0xe0;
+			mdl = true;
+		} else {
+			rc = get_num(&ps->e, "cfm op", argv[i + 1], 0, 255, NB_AUTO,
+				     false, "a CFM opcode", &v);
+			if (rc)
+				return rc;
+			ps->r.value.ip_proto = (__u8)v;
+			ps->r.mask.ip_proto = 0xff;
+			op = true;
+		}
+	}
+	if (!n)
+		return fail(&ps->e, EINVAL, "%s: expected mdl M and/or op O", name);
+	*ip = i;
+	return 0;
+}
+
+static int kw_pppoe_sid(struct pstate *ps, int kw, const char *name,
+			const char *s)
+{
+	uint64_t v;
+	int rc;
+
+	(void)kw;
+	rc = get_num(&ps->e, name, s, 0, 0xffff, NB_AUTO, false,
+		     "a PPPoE session id", &v);
+	if (rc)
+		return rc;
+	ps->r.value.src_ip[0] |= htonl((uint32_t)v << 16);
+	ps->r.mask.src_ip[0] |= htonl(0xffff0000u);
+	return 0;
+}
+
+static const struct name16 ppp_protos[] = {
+	{ "ip",      0x0021 },
+	{ "ipv6",    0x0057 },
+	{ "mpls_uc", 0x0281 },
+	{ "mpls_mc", 0x0283 },
+};
+
+static int kw_ppp_proto(struct pstate *ps, int kw, const char *name,
+			const char *s)
+{
+	uint64_t v;
+	size_t i;
+	int rc;
+
+	(void)kw;
+	for (i = 0; i < ARRAY_SIZE(ppp_protos); i++)
+		if (!strcmp(s, ppp_protos[i].name))
+			break;
+	if (i < ARRAY_SIZE(ppp_protos)) {
+		v = ppp_protos[i].v;
+	} else {
+		rc = get_num(&ps->e, name, s, 0, 0xffff, NB_AUTO, true,
+			     "a PPP protocol (ip, ipv6, mpls_uc, mpls_mc or",
+			     &v);
+		if (rc)
+			return rc;
+	}
+	ps->r.value.src_ip[0] |= htonl((uint32_t)v);
+	ps->r.mask.src_ip[0] |= htonl(0xffffu);
+	return 0;
+}
+
+/* l2tpv3_sid (decimal, as tc reads it) and spi (hex, as tc reads it): 32
+ * bits kept as two exact halves in the port ranges (key.h). */
+static int kw_sid32(struct pstate *ps, int kw, const char *name,
+		    const char *s)
+{
+	bool spi = kw == XTCAM_KW_SPI;
+	uint64_t v;
+	int rc;
+
+	rc = get_num(&ps->e, name, s, 0, 0xffffffffu,
+		     nbase(ps, spi ? NB_HEX : NB_AUTO), spi,
+		     spi ? "an SPI" : "an L2TPv3 session id", &v);
+	if (rc)
+		return rc;
+	ps->r.sport_lo = ps->r.sport_hi = (__u16)(v >> 16);
+	ps->r.dport_lo = ps->r.dport_hi = (__u16)v;
+	return 0;
+}
+
+static int kw_indev(struct pstate *ps, int kw, const char *name,
+		    const char *s)
+{
+	unsigned idx = 0;
+	uint64_t v;
+
+	(void)kw;
+	/* the form the printer falls back to when the device is gone: '/'
+	 * is in no interface name */
+	if (!strncmp(s, "ifindex/", 8)) {
+		if (num_parse(s + 8, 0x7fffffff, NB_AUTO, &v) || !v)
+			return fail(&ps->e, EINVAL, "%s: %s is not ifindex/N "
+				    "(N 1-2147483647)", name, quote(&ps->e, s));
+		idx = (unsigned)v;
+	} else if (!ifname_valid(s)) {
+		return fail(&ps->e, EINVAL, "%s: %s is not an interface name",
+			    name, quote(&ps->e, s));
+	} else {
+		idx = if_nametoindex(s);
+		if (!idx)
+			return fail(&ps->e, ENODEV, "%s: no device %s in this "
+				    "network namespace", name, quote(&ps->e, s));
+	}
+	ps->r.value.ifindex = idx;
+	ps->r.mask.ifindex = 0xffffffffu;
+	return 0;
+}
+
 struct kwdef {
 	const char *name;
 	int kw;
@@ -1071,7 +1501,7 @@ static const struct kwdef kwdefs[] = {
 	{ "cvlan_prio",    XTCAM_KW_CVLAN_PRIO,     kw_vprio },
 	{ "cvlan_ethtype", XTCAM_KW_CVLAN_ETHTYPE,  kw_vethtype },
 	{ "eth_type",      XTCAM_KW_ETH_TYPE,       kw_ethtype },
-	{ "protocol",      XTCAM_KW_ETH_TYPE,       kw_ethtype },
+	{ "protocol",      XTCAM_KW_PROTOCOL,       kw_protocol },
 	{ "ip_proto",      XTCAM_KW_IP_PROTO,       kw_ipproto },
 	{ "src_ip",        XTCAM_KW_SRC_IP,         kw_ip },
 	{ "dst_ip",        XTCAM_KW_DST_IP,         kw_ip },
@@ -1085,17 +1515,60 @@ static const struct kwdef kwdefs[] = {
 	{ "code",          XTCAM_KW_CODE,           kw_u8m },
 	{ "raw1",          XTCAM_KW_RAW1,           kw_raw },
 	{ "raw2",          XTCAM_KW_RAW2,           kw_raw },
+	{ "num_of_vlans",  XTCAM_KW_NUM_VLANS,      kw_nvlans },
+	{ "arp_op",        XTCAM_KW_ARP_OP,         kw_arp_op },
+	{ "arp_sip",       XTCAM_KW_ARP_SIP,        kw_arp_ip },
+	{ "arp_tip",       XTCAM_KW_ARP_TIP,        kw_arp_ip },
+	{ "arp_sha",       XTCAM_KW_ARP_SHA,        kw_arp_mac },
+	{ "arp_tha",       XTCAM_KW_ARP_THA,        kw_arp_mac },
+	{ "mpls_label",    XTCAM_KW_MPLS_LABEL,     kw_mpls1 },
+	{ "mpls_tc",       XTCAM_KW_MPLS_TC,        kw_mpls1 },
+	{ "mpls_bos",      XTCAM_KW_MPLS_BOS,       kw_mpls1 },
+	{ "mpls_ttl",      XTCAM_KW_MPLS_TTL,       kw_mpls1 },
+	{ "mpls",          XTCAM_KW_MPLS,           NULL },
+	{ "pppoe_sid",     XTCAM_KW_PPPOE_SID,      kw_pppoe_sid },
+	{ "ppp_proto",     XTCAM_KW_PPP_PROTO,      kw_ppp_proto },
+	{ "l2tpv3_sid",    XTCAM_KW_L2TPV3_SID,     kw_sid32 },
+	{ "spi",           XTCAM_KW_SPI,            kw_sid32 },
+	{ "cfm",           XTCAM_KW_CFM,            NULL },
+	{ "indev",         XTCAM_KW_INDEV,          kw_indev },
 };
 
-/* tc-flower keywords (and tc filter options) that xtcam does not have. */
-static const char *const flower_only[] = {
-	"indev", "verbose", "skip_sw", "skip_hw", "classid", "flowid", "hw_tc",
-	"num_of_vlans", "pppoe_sid", "ppp_proto", "mpls", "mpls_label",
-	"mpls_tc", "mpls_bos", "mpls_ttl", "arp_tip", "arp_sip", "arp_op",
-	"arp_tha", "arp_sha", "enc_key_id", "enc_dst_ip", "enc_src_ip",
-	"enc_dst_port", "enc_tos", "enc_ttl", "geneve_opts", "vxlan_opts",
-	"erspan_opts", "gtp_opts", "ct_state", "ct_zone", "ct_mark",
-	"ct_label", "l2_miss", "cfm", "spi", "l2tpv3_sid",
+/* tc-flower keywords (and tc filter options) that xtcam refuses: why, and
+ * what to use instead.  One message for all: EOPNOTSUPP, "KW: a tc-flower
+ * keyword xtcam does not support (WHY); INSTEAD". */
+static const struct {
+	const char *name, *why, *instead;
+} flower_only[] = {
+#define CT "conntrack state, which XDP runs before", \
+	   "match it in tc or nftables after conntrack"
+	{ "ct_state", CT }, { "ct_zone", CT }, { "ct_mark", CT },
+	{ "ct_label", CT },
+#undef CT
+#define ENC "tunnel metadata from a tunnel device's decapsulation, which " \
+	    "XDP runs before; not yet supported", \
+	    "match the outer headers (src_ip, dst_ip, dst_port) or a raw field"
+	{ "enc_key_id", ENC }, { "enc_dst_ip", ENC }, { "enc_src_ip", ENC },
+	{ "enc_dst_port", ENC }, { "enc_src_port", ENC }, { "enc_tos", ENC },
+	{ "enc_ttl", ENC }, { "enc_flags", ENC },
+	{ "geneve_opts", ENC }, { "vxlan_opts", ENC }, { "erspan_opts", ENC },
+	{ "gtp_opts", ENC }, { "pfcp_opts", ENC },
+#undef ENC
+	{ "l2_miss", "the bridge's FDB lookup result, which XDP runs before",
+	  "match in tc on the bridge port" },
+	{ "classid", "a qdisc class; XDP has no classes",
+	  "classify for qdiscs in tc, after XDP" },
+	{ "flowid", "a qdisc class; XDP has no classes",
+	  "classify for qdiscs in tc, after XDP" },
+	{ "hw_tc", "a NIC traffic class", "configure it on the NIC (mqprio)" },
+	{ "verbose", "tc's offload error log",
+	  "leave it out: xtcam reports every error" },
+	{ "chain", "tc filter chains; a block is one table",
+	  "one block with priorities, or a block per chain" },
+	{ "skip_sw", "per-filter offload placement",
+	  "bind the block to an offloading device" },
+	{ "skip_hw", "per-filter offload placement",
+	  "leave it out: a block bound in software never offloads" },
 };
 
 static const struct kwdef *kw_lookup(const char *s)
@@ -1171,9 +1644,10 @@ static int unknown_kw(struct pstate *ps, const char *tok)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(flower_only); i++)
-		if (!strcmp(tok, flower_only[i]))
+		if (!strcmp(tok, flower_only[i].name))
 			return fail(&ps->e, EOPNOTSUPP, "%s: a tc-flower keyword "
-				    "that xtcam does not support", tok);
+				    "xtcam does not support (%s); %s", tok,
+				    flower_only[i].why, flower_only[i].instead);
 	for (i = 0; i < ARRAY_SIZE(kwdefs); i++)
 		words[i] = kwdefs[i].name;
 	hint = suggest(tok, words, ARRAY_SIZE(words));
@@ -1452,17 +1926,43 @@ static int prereq(struct pstate *ps, int kw, const char *needs)
  *   EQ     vlan_ethtype/cvlan_ethtype that is not a tag: eth_type is V
  *   IP     ip_tos/ttl/flags/proto:   eth_type is IPv4 or IPv6
  */
-enum l3kind { L3_ETH, L3_ALL, L3_IMPLY, L3_EQ, L3_IP };
+enum l3kind { L3_ETH, L3_ALL, L3_IMPLY, L3_EQ, L3_IP, L3_SET };
 
+/* SET: a match on a header that is not IP (ARP, MPLS, PPPoE, CFM):
+ * eth_type is one of set[] (v is set[0]), and we set it. */
 struct l3c {
 	enum l3kind kind;
 	int kw;
 	uint16_t v;
-	char what[40];
+	const uint16_t *set;
+	char what[96];
 };
+
+static const uint16_t l3_arp[] = { ETHT_ARP, ETHT_RARP, 0 };
+static const uint16_t l3_mpls[] = { ETHT_MPLS_UC, ETHT_MPLS_MC, 0 };
+static const uint16_t l3_pppoe[] = { ETHT_PPP_SES, 0 };
+static const uint16_t l3_cfm[] = { ETHT_CFM, 0 };
+
+static bool in_set(const uint16_t *set, uint16_t v)
+{
+	for (; *set; set++)
+		if (*set == v)
+			return true;
+	return false;
+}
 
 static bool l3_compatible(const struct l3c *a, const struct l3c *b)
 {
+	if (a->kind == L3_SET || b->kind == L3_SET) {
+		const struct l3c *x = a->kind == L3_SET ? a : b;
+		const struct l3c *y = x == a ? b : a;
+
+		if (y->kind == L3_SET)
+			return x->set == y->set;
+		if (y->kind == L3_ALL || y->kind == L3_IP)
+			return false;
+		return in_set(x->set, y->v);
+	}
 	if (a->kind == L3_ALL || b->kind == L3_ALL)
 		return (a->kind == L3_ALL ? b : a)->kind != L3_IMPLY;
 	if (a->kind == L3_IP && b->kind == L3_IP)
@@ -1487,18 +1987,52 @@ static void l3_add(struct pstate *ps, struct l3c *c, size_t *n,
 	x->kind = kind;
 	x->kw = kw;
 	x->v = v;
+	x->set = NULL;
 	snprintf(x->what, sizeof(x->what), "%s", what);
 	(*n)++;
+}
+
+static void l3_add_set(struct pstate *ps, struct l3c *c, size_t *n, int kw,
+		       const uint16_t *set, const char *what)
+{
+	size_t i;
+
+	l3_add(ps, c, n, L3_SET, kw, set[0], what);
+	for (i = 0; i < *n; i++)
+		if (c[i].kw == kw)
+			c[i].set = set;
 }
 
 static int check_l3(struct pstate *ps)
 {
 	struct xtcam_rule *r = &ps->r;
-	struct l3c c[10];
+	struct l3c c[XTCAM_KW_MAX];
 	size_t n = 0, i, j;
-	char b[48], eb[8];
+	char b[96], eb[8];
 	int k;
 
+	if (has(ps, XTCAM_KW_PROTOCOL) && !ps->proto_all && !is_tpid(ps->proto)) {
+		snprintf(b, sizeof(b), "%s, outermost: an untagged frame",
+			 ethtype_str(ps->proto, eb, sizeof(eb)));
+		l3_add(ps, c, &n, L3_ETH, XTCAM_KW_PROTOCOL, ps->proto, b);
+	}
+	for (k = XTCAM_KW_ARP_OP; k <= XTCAM_KW_ARP_THA; k++)
+		if (has(ps, k))
+			l3_add_set(ps, c, &n, k, l3_arp, "an ARP match (protocol "
+				   "arp or rarp)");
+	for (k = XTCAM_KW_MPLS_LABEL; k <= XTCAM_KW_MPLS; k++)
+		if (has(ps, k))
+			l3_add_set(ps, c, &n, k, l3_mpls, "an MPLS match (protocol "
+				   "mpls_uc or mpls_mc): flower reads no IP header "
+				   "under MPLS");
+	for (k = XTCAM_KW_PPPOE_SID; k <= XTCAM_KW_PPP_PROTO; k++)
+		if (has(ps, k))
+			l3_add_set(ps, c, &n, k, l3_pppoe, "a PPPoE match "
+				   "(protocol ppp_ses): xtcam reads no IP header "
+				   "under PPPoE");
+	if (has(ps, XTCAM_KW_CFM))
+		l3_add_set(ps, c, &n, XTCAM_KW_CFM, l3_cfm, "a CFM match "
+			   "(protocol cfm)");
 	if (has(ps, XTCAM_KW_ETH_TYPE)) {
 		if (ps->eth_all)
 			l3_add(ps, c, &n, L3_ALL, XTCAM_KW_ETH_TYPE, 0, "all");
@@ -1549,14 +2083,96 @@ static int check_l3(struct pstate *ps)
 				return conflict(ps, c[i].kw, c[i].what, c[j].kw,
 						c[j].what);
 
-	/* an address or icmp/icmpv6 implies the family */
-	if (!has(ps, XTCAM_KW_ETH_TYPE))
-		for (i = 0; i < n; i++)
-			if (c[i].kind == L3_IMPLY) {
-				r->value.eth_type = htons(c[i].v);
-				r->mask.eth_type = 0xffff;
-				break;
-			}
+	/* protocol (not a tag), an address or icmp/icmpv6 imply the family;
+	 * a match on a header that is not IP, the ethertype the rule gives
+	 * for it elsewhere or its only one */
+	if (!has(ps, XTCAM_KW_ETH_TYPE)) {
+		const struct l3c *set = NULL, *fixed = NULL, *eq = NULL;
+
+		for (i = 0; i < n; i++) {
+			if (c[i].kind == L3_SET && !set)
+				set = &c[i];
+			if ((c[i].kind == L3_ETH || c[i].kind == L3_IMPLY) && !fixed)
+				fixed = &c[i];
+			if (c[i].kind == L3_EQ && !eq)
+				eq = &c[i];
+		}
+		if (set && !fixed)
+			fixed = eq;
+		if (set && !fixed && set->set[1])
+			return fail(&ps->e, EINVAL, "%s: needs the ethertype: %s",
+				    ps->spell[set->kw], set->what);
+		if (set && !fixed)
+			fixed = set;
+		if (fixed) {
+			r->value.eth_type = htons(fixed->v);
+			r->mask.eth_type = 0xffff;
+		}
+	}
+	return 0;
+}
+
+/* What keywords say about the presence flags of the VLAN tags: two that
+ * disagree conflict.  protocol and num_of_vlans write theirs. */
+struct fdem {
+	int kw;
+	uint16_t m, v;
+	char what[80];
+};
+
+static int check_tags(struct pstate *ps)
+{
+	const uint16_t T1 = XTCAM_F_VLAN1, T2 = XTCAM_F_VLAN2;
+	struct xtcam_rule *r = &ps->r;
+	struct fdem d[8];
+	size_t n = 0, i, j;
+	char eb[8];
+	int k;
+
+#define DEM(k_, m_, v_, ...) do {					\
+		d[n].kw = (k_), d[n].m = (m_), d[n].v = (v_);		\
+		snprintf(d[n].what, sizeof(d[n].what), __VA_ARGS__);	\
+		n++;							\
+	} while (0)
+	if (has(ps, XTCAM_KW_PROTOCOL) && !ps->proto_all) {
+		if (is_tpid(ps->proto))
+			DEM(XTCAM_KW_PROTOCOL, T1 | XTCAM_F_OUTER_AD,
+			    T1 | (ps->proto == ETHT_8021AD ? XTCAM_F_OUTER_AD : 0),
+			    "%s, outermost: a tagged frame",
+			    ethtype_str(ps->proto, eb, sizeof(eb)));
+		else
+			DEM(XTCAM_KW_PROTOCOL, T1, 0, "%s, outermost: an untagged "
+			    "frame (vlan_ethtype says what a tag carries)",
+			    ethtype_str(ps->proto, eb, sizeof(eb)));
+	}
+	if (has(ps, XTCAM_KW_NUM_VLANS))
+		DEM(XTCAM_KW_NUM_VLANS, ps->nvlans ? T1 | T2 : T1,
+		    ps->nvlans == 2 ? T1 | T2 : ps->nvlans ? T1 : 0,
+		    "%u VLAN tags", ps->nvlans);
+	if (has(ps, XTCAM_KW_VLAN))
+		DEM(XTCAM_KW_VLAN, T1, r->value.flags & T1,
+		    "%s", r->value.flags & T1 ? "tagged" : "untagged");
+	for (k = XTCAM_KW_VLAN_ID; k <= XTCAM_KW_VLAN_ETHTYPE; k++)
+		if (has(ps, k)) {
+			DEM(k, T1, T1, "a VLAN tag match");
+			break;
+		}
+	for (k = XTCAM_KW_CVLAN_ID; k <= XTCAM_KW_CVLAN_ETHTYPE; k++)
+		if (has(ps, k)) {
+			DEM(k, T1 | T2, T1 | T2, "an inner tag match");
+			break;
+		}
+#undef DEM
+	for (j = 1; j < n; j++)
+		for (i = 0; i < j; i++)
+			if (d[i].m & d[j].m & (d[i].v ^ d[j].v))
+				return conflict(ps, d[i].kw, d[i].what, d[j].kw,
+						d[j].what);
+	for (i = 0; i < n; i++)
+		if (d[i].kw == XTCAM_KW_PROTOCOL || d[i].kw == XTCAM_KW_NUM_VLANS) {
+			r->mask.flags |= d[i].m;
+			r->value.flags |= d[i].v;
+		}
 	return 0;
 }
 
@@ -1603,6 +2219,17 @@ static int check(struct pstate *ps)
 		if (has(ps, k) && !(has(ps, XTCAM_KW_IP_PROTO) &&
 				    (p == PROTO_ICMP || p == PROTO_ICMPV6)))
 			return prereq(ps, k, "ip_proto icmp or icmpv6");
+	if (has(ps, XTCAM_KW_L2TPV3_SID) &&
+	    !(has(ps, XTCAM_KW_IP_PROTO) && p == PROTO_L2TP))
+		return prereq(ps, XTCAM_KW_L2TPV3_SID, "ip_proto l2tp");
+	if (has(ps, XTCAM_KW_SPI) &&
+	    !(has(ps, XTCAM_KW_IP_PROTO) && (p == PROTO_ESP || p == PROTO_AH)))
+		return prereq(ps, XTCAM_KW_SPI, "ip_proto esp or ah");
+	for (k = XTCAM_KW_MPLS_LABEL; k <= XTCAM_KW_MPLS_TTL; k++)
+		if (has(ps, k) && has(ps, XTCAM_KW_MPLS))
+			return conflict(ps, k, "the first entry", XTCAM_KW_MPLS,
+					"entries by depth (write the first as lse "
+					"depth 1)");
 
 	/* ip_flags frag/nofirstfrag: only non-first fragments, which carry
 	 * no L4 header, so an L4 field is never present (the parser reads no
@@ -1614,7 +2241,8 @@ static int check(struct pstate *ps)
 	    (r->mask.flags & r->value.flags & XTCAM_F_FRAG)) {
 		static const int l4kw[] = {
 			XTCAM_KW_SRC_PORT, XTCAM_KW_DST_PORT, XTCAM_KW_TCP_FLAGS,
-			XTCAM_KW_TYPE, XTCAM_KW_CODE,
+			XTCAM_KW_TYPE, XTCAM_KW_CODE, XTCAM_KW_L2TPV3_SID,
+			XTCAM_KW_SPI,
 		};
 		const char *later = "frag/nofirstfrag, only non-first fragments, "
 				    "which have no L4 header";
@@ -1632,7 +2260,8 @@ static int check(struct pstate *ps)
 						"an l4 raw field");
 	}
 
-	return check_l3(ps);
+	k = check_tags(ps);
+	return k ? k : check_l3(ps);
 }
 
 /* The tc filter words `flower`, `skip_hw` and `skip_sw` (argv[i]).
@@ -1707,6 +2336,9 @@ int xtcam_rule_parse_tc(int argc, char **argv, struct xtcam_rule *r,
 	ps.given = 0;
 	ps.fam[0] = ps.fam[1] = 0;
 	ps.eth_all = false;
+	ps.proto_all = false;
+	ps.proto = 0;
+	ps.nvlans = 0;
 	ps.flags = flags;
 	ps.tc = tc;
 	ps.tcf = 0;
@@ -1736,11 +2368,18 @@ int xtcam_rule_parse_tc(int argc, char **argv, struct xtcam_rule *r,
 					    "as %s)", tok, ps.spell[k]);
 			return fail(&ps.e, EINVAL, "%s: given twice", tok);
 		}
-		ps.given |= 1u << k;
+		ps.given |= 1ull << k;
 		ps.pos[k] = i;
 		ps.spell[k] = tok;
 		if (k == K_ACTION) {
 			rc = parse_action(&ps, argc, argv, &i);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (k == XTCAM_KW_MPLS || k == XTCAM_KW_CFM) {
+			rc = k == XTCAM_KW_MPLS ? parse_mpls(&ps, argc, argv, &i) :
+			     parse_cfm(&ps, argc, argv, &i);
 			if (rc)
 				return rc;
 			continue;
@@ -1762,7 +2401,7 @@ int xtcam_rule_parse_tc(int argc, char **argv, struct xtcam_rule *r,
 	rc = check(&ps);
 	if (rc)
 		return rc;
-	ps.r.keywords = ps.given & ((1u << XTCAM_KW_MAX) - 1);
+	ps.r.keywords = ps.given & ((1ull << XTCAM_KW_MAX) - 1);
 	*r = ps.r;
 	if (tc)
 		*tc = ps.tcf;
@@ -1887,8 +2526,30 @@ static int sb_end(const struct sb *b)
 	return (int)b->off;
 }
 
+#define KWB(k) XTCAM_KW_BIT(XTCAM_KW_##k)
+/* the keywords whose fields are a header that is not IP (key.h) */
+#define KW_L3X (KWB(ARP_OP) | KWB(ARP_SIP) | KWB(ARP_TIP) | KWB(ARP_SHA) | \
+		KWB(ARP_THA) | KWB(MPLS_LABEL) | KWB(MPLS_TC) | KWB(MPLS_BOS) | \
+		KWB(MPLS_TTL) | KWB(MPLS) | KWB(PPPOE_SID) | KWB(PPP_PROTO) | \
+		KWB(CFM))
+
+/* A rule whose eth_type gives the IP fields another header's meaning. */
+static bool l3x_rule(const struct xtcam_rule *r)
+{
+	uint16_t t = ntohs(r->value.eth_type);
+
+	return r->mask.eth_type == 0xffff &&
+	       (t == ETHT_ARP || t == ETHT_RARP || t == ETHT_MPLS_UC ||
+		t == ETHT_MPLS_MC || t == ETHT_PPP_SES || t == ETHT_CFM);
+}
+
 static bool eth_implied(const struct xtcam_rule *r)
 {
+	if (r->keywords & KW_L3X)
+		return true;
+	if ((r->keywords & KWB(PROTOCOL)) && !(r->mask.flags & XTCAM_F_VLAN1 &
+						 r->value.flags))
+		return true;
 	return xtcam_kw_present(r, XTCAM_KW_SRC_IP) ||
 	       xtcam_kw_present(r, XTCAM_KW_DST_IP) ||
 	       (xtcam_kw_present(r, XTCAM_KW_IP_PROTO) &&
@@ -1904,6 +2565,19 @@ bool xtcam_kw_present(const struct xtcam_rule *r, enum xtcam_kw kw)
 		return false;
 	if (r->keywords & XTCAM_KW_BIT(kw))
 		return true;
+	/* the later keywords only when given; the first ones also from
+	 * their fields, unless a later keyword's match uses those */
+	if (kw > XTCAM_KW_RAW2)
+		return false;
+	if (l3x_rule(r) && (kw == XTCAM_KW_IP_PROTO || kw == XTCAM_KW_SRC_IP ||
+			    kw == XTCAM_KW_DST_IP || kw == XTCAM_KW_IP_TOS))
+		return false;
+	if (kw == XTCAM_KW_VLAN &&
+	    (r->keywords & (KWB(PROTOCOL) | KWB(NUM_VLANS))))
+		return false;
+	if ((kw == XTCAM_KW_SRC_PORT || kw == XTCAM_KW_DST_PORT) &&
+	    (r->keywords & (KWB(L2TPV3_SID) | KWB(SPI))))
+		return false;
 	switch (kw) {
 	case XTCAM_KW_SRC_MAC:
 		return !all_zero(m->src_mac, 6);
@@ -1951,7 +2625,7 @@ bool xtcam_kw_present(const struct xtcam_rule *r, enum xtcam_kw kw)
 		return m->raw1;
 	case XTCAM_KW_RAW2:
 		return m->raw2;
-	case XTCAM_KW_MAX:
+	default:
 		break;
 	}
 	return false;
@@ -2026,6 +2700,128 @@ static void fmt_ethtype(struct sb *b, __be16 v)
 	char eb[8];
 
 	sbf(b, "%s", ethtype_str(ntohs(v), eb, sizeof(eb)));
+}
+
+static void fmt_ip4(struct sb *b, const __be32 *v, const __be32 *m)
+{
+	char a[INET_ADDRSTRLEN];
+	int len = prefix_len((const uint8_t *)m, 4);
+
+	if (!inet_ntop(AF_INET, v, a, sizeof(a)))
+		snprintf(a, sizeof(a), "?");
+	sbf(b, "%s", a);
+	if (len == 32)
+		return;
+	if (len >= 0) {
+		sbf(b, "/%d", len);
+		return;
+	}
+	if (!inet_ntop(AF_INET, m, a, sizeof(a)))
+		snprintf(a, sizeof(a), "?");
+	sbf(b, "/%s", a);
+}
+
+/* The keywords after raw2. */
+static void fmt_kw2(struct sb *b, const struct xtcam_rule *r, int kw)
+{
+	const struct xtcam_key *v = &r->value, *m = &r->mask;
+	uint32_t w = ntohl(v->src_ip[0]);
+	char eb[IF_NAMESIZE > 8 ? IF_NAMESIZE : 8];
+	size_t f, i;
+
+	switch (kw) {
+	case XTCAM_KW_PROTOCOL:
+		if (m->flags & XTCAM_F_OUTER_AD)
+			sbf(b, "%s", v->flags & XTCAM_F_OUTER_AD ? "802.1ad" :
+			    "802.1Q");
+		else if (m->eth_type && (m->flags & XTCAM_F_VLAN1))
+			fmt_ethtype(b, v->eth_type);
+		else
+			sbf(b, "all");
+		break;
+	case XTCAM_KW_NUM_VLANS:
+		sbf(b, "%u", (m->flags & XTCAM_F_VLAN2) && (v->flags & XTCAM_F_VLAN2) ?
+		    2u : (v->flags & XTCAM_F_VLAN1) ? 1u : 0u);
+		break;
+	case XTCAM_KW_ARP_OP:
+		if (m->ip_proto == 0xff && (v->ip_proto == 1 || v->ip_proto == 2))
+			sbf(b, "%s", v->ip_proto == 1 ? "request" : "reply");
+		else
+			fmt_masked(b, v->ip_proto, m->ip_proto, 0xff, false, true);
+		break;
+	case XTCAM_KW_ARP_SIP:
+		fmt_ip4(b, &v->src_ip[0], &m->src_ip[0]);
+		break;
+	case XTCAM_KW_ARP_TIP:
+		fmt_ip4(b, &v->dst_ip[0], &m->dst_ip[0]);
+		break;
+	case XTCAM_KW_ARP_SHA:
+		fmt_mac(b, (const __u8 *)v->src_ip + 4, (const __u8 *)m->src_ip + 4);
+		break;
+	case XTCAM_KW_ARP_THA:
+		fmt_mac(b, (const __u8 *)v->dst_ip + 4, (const __u8 *)m->dst_ip + 4);
+		break;
+	case XTCAM_KW_MPLS_LABEL:
+	case XTCAM_KW_MPLS_TC:
+	case XTCAM_KW_MPLS_BOS:
+	case XTCAM_KW_MPLS_TTL:
+		f = (size_t)(kw - XTCAM_KW_MPLS_LABEL);
+		sbf(b, "%u", (w >> lse_fields[f].shift) & lse_fields[f].max);
+		break;
+	case XTCAM_KW_MPLS: {
+		const char *sep = "";
+
+		for (i = 0; i < XTCAM_MAX_MPLS; i++) {
+			uint32_t lv = ntohl(v->src_ip[i]), lm = ntohl(m->src_ip[i]);
+
+			if (!(m->ip_proto & (1u << i)))
+				continue;
+			sbf(b, "%slse depth %zu", sep, i + 1);
+			sep = " ";
+			for (f = 0; f < ARRAY_SIZE(lse_fields); f++)
+				if ((lm >> lse_fields[f].shift) & lse_fields[f].max)
+					sbf(b, " %s %u", lse_fields[f].name,
+					    (lv >> lse_fields[f].shift) &
+					    lse_fields[f].max);
+		}
+		break;
+	}
+	case XTCAM_KW_PPPOE_SID:
+		sbf(b, "%u", w >> 16);
+		break;
+	case XTCAM_KW_PPP_PROTO:
+		for (i = 0; i < ARRAY_SIZE(ppp_protos); i++)
+			if (ppp_protos[i].v == (w & 0xffff))
+				break;
+		if (i < ARRAY_SIZE(ppp_protos))
+			sbf(b, "%s", ppp_protos[i].name);
+		else
+			sbf(b, "%#06x", w & 0xffff);
+		break;
+	case XTCAM_KW_L2TPV3_SID:
+		sbf(b, "%u", (unsigned)r->sport_lo << 16 | r->dport_lo);
+		break;
+	case XTCAM_KW_SPI:
+		sbf(b, "%#x", (unsigned)r->sport_lo << 16 | r->dport_lo);
+		break;
+	case XTCAM_KW_CFM: {
+		const char *sep = "";
+
+		if (m->ip_tos) {
+			sbf(b, "mdl %u", v->ip_tos >> 5);
+			sep = " ";
+		}
+		if (m->ip_proto)
+			sbf(b, "%sop %u", sep, v->ip_proto);
+		break;
+	}
+	case XTCAM_KW_INDEV:
+		if (v->ifindex && if_indextoname(v->ifindex, eb))
+			sbf(b, "%s", eb);
+		else
+			sbf(b, "ifindex/%u", v->ifindex);
+		break;
+	}
 }
 
 static void fmt_kw(struct sb *b, const struct xtcam_rule *r,
@@ -2131,6 +2927,9 @@ static void fmt_kw(struct sb *b, const struct xtcam_rule *r,
 			sbf(b, "/%#x", rm);
 		break;
 	}
+	default:
+		fmt_kw2(b, r, kw);
+		break;
 	}
 }
 
@@ -2182,12 +2981,20 @@ int xtcam_action_format(const struct xtcam_rule_action *a, char *buf,
 	return rc ? rc : sb_end(&b);
 }
 
+/* The printing order: protocol first, as tc has it, then enum order. */
+static int kw_order(int i)
+{
+	if (i == 0)
+		return XTCAM_KW_PROTOCOL;
+	return i <= XTCAM_KW_PROTOCOL ? i - 1 : i;
+}
+
 int xtcam_rule_format(const struct xtcam_rule *r,
 		      const struct xtcam_block_spec *blk, char *buf,
 		      size_t len)
 {
 	struct sb b;
-	int kw, rc;
+	int i, kw, rc;
 
 	sb_init(&b, buf, len);
 	if (!r)
@@ -2195,7 +3002,8 @@ int xtcam_rule_format(const struct xtcam_rule *r,
 	sbf(&b, "prio %u", r->prio);
 	if (r->handle)
 		sbf(&b, " handle %u", r->handle);
-	for (kw = 0; kw < XTCAM_KW_MAX; kw++) {
+	for (i = 0; i < XTCAM_KW_MAX; i++) {
+		kw = kw_order(i);
 		if (!xtcam_kw_present(r, kw))
 			continue;
 		sbf(&b, " %s ", kw_names[kw]);
@@ -2229,7 +3037,7 @@ struct json_object *xtcam_rule_match_json(const struct xtcam_rule *r,
 {
 	struct json_object *o;
 	char v[256];
-	int kw, rc;
+	int i, kw, rc;
 
 	if (!r) {
 		errno = EINVAL;
@@ -2240,7 +3048,8 @@ struct json_object *xtcam_rule_match_json(const struct xtcam_rule *r,
 		errno = ENOMEM;
 		return NULL;
 	}
-	for (kw = 0; kw < XTCAM_KW_MAX; kw++) {
+	for (i = 0; i < XTCAM_KW_MAX; i++) {
+		kw = kw_order(i);
 		if (!xtcam_kw_present(r, kw))
 			continue;
 		rc = xtcam_kw_format(r, blk, kw, v, sizeof(v));

@@ -19,6 +19,6 @@ int floor_parse(struct xdp_md *ctx)
 
 	if (!k)
 		return XDP_ABORTED;
-	xtcam_parse_frame((void *)(long)ctx->data, (void *)(long)ctx->data_end, k, 0);
+	xtcam_parse_frame((void *)(long)ctx->data, (void *)(long)ctx->data_end, k, 0, 1);
 	return XDP_DROP;
 }

@@ -39,7 +39,37 @@ enum xtcam_key_flag {
 	XTCAM_F_BAD       = 1 << 13, /* malformed: bad version/IHL, IPv4
 	                               * tot_len below the header length, too
 	                               * many VLAN tags or extension headers */
+	XTCAM_F_L3X       = 1 << 14, /* a non-IP header after the tags is
+	                               * complete and valid (ARP/RARP, MPLS,
+	                               * PPPoE session, CFM): its fields sit
+	                               * where the IP ones would (see below) */
+	XTCAM_F_OUTER_AD  = 1 << 15, /* the outer tag's TPID is 802.1ad (with
+	                               * XTCAM_F_VLAN1; 802.1Q without) */
 };
+
+/*
+ * Frames that are not IP reuse the IP fields: eth_type says which header
+ * they hold, XTCAM_F_L3X that it was read (XTCAM_F_L3 and XTCAM_F_PROTO
+ * stay IP-only, so an IP match never sees these).
+ *
+ *   ARP, RARP (Ethernet/IPv4, request or reply; else not read, as for
+ *   flower's dissector):
+ *     ip_proto        opcode, low byte (as flower keeps it)
+ *     src_ip[0]       sender IP          dst_ip[0]      target IP
+ *     src_ip bytes 4-9  sender MAC       dst_ip bytes 4-9  target MAC
+ *   MPLS (unicast, multicast): the first XTCAM_MAX_MPLS label stack
+ *   entries as they are on the wire, entry d (1-based) in
+ *   src_ip[d - 1]; ip_proto has bit d-1 set for each entry present.  IP under MPLS is not read (nor by
+ *   flower).
+ *   PPPoE session: src_ip[0] = session id << 16 | PPP protocol (a
+ *   compressed one-byte protocol widened), both network order.
+ *   CFM: ip_tos = the MD level and version byte, ip_proto = the opcode.
+ *
+ * IP frames: for ip_proto 115 (L2TPv3) the session id, 50 (ESP) and 51
+ * (AH, IPv4; IPv6 walks AH as an extension header) the SPI, sit in
+ * src_port (high half) and dst_port (low half), with XTCAM_F_L4.
+ */
+#define XTCAM_MAX_MPLS 4
 
 /*
  * 80 bytes, ten 64-bit words.  The layout puts the fields that tuples hash
@@ -75,7 +105,8 @@ struct xtcam_key {
 	__be32 raw1;          /* user field 1, right-aligned, network order */
 	/* word 9 */
 	__be32 raw2;
-	__u32  pad1;
+	__u32  ifindex;       /* the device the frame arrived on (host
+	                       * order; 0 where the program cannot tell) */
 } __attribute__((aligned(8)));   /* read as 64-bit words */
 
 #define XTCAM_KEY_WORDS (sizeof(struct xtcam_key) / sizeof(__u64))

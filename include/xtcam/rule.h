@@ -43,10 +43,30 @@ enum xtcam_kw {
 	XTCAM_KW_CODE,
 	XTCAM_KW_RAW1,
 	XTCAM_KW_RAW2,
+	/* after the first ones, so that the bits of rules kept in pinned
+	 * maps keep their meaning */
+	XTCAM_KW_PROTOCOL,      /* flower's: the outermost ethertype */
+	XTCAM_KW_NUM_VLANS,
+	XTCAM_KW_ARP_OP,
+	XTCAM_KW_ARP_SIP,
+	XTCAM_KW_ARP_TIP,
+	XTCAM_KW_ARP_SHA,
+	XTCAM_KW_ARP_THA,
+	XTCAM_KW_MPLS_LABEL,    /* the first label stack entry */
+	XTCAM_KW_MPLS_TC,
+	XTCAM_KW_MPLS_BOS,
+	XTCAM_KW_MPLS_TTL,
+	XTCAM_KW_MPLS,          /* mpls lse depth N ... */
+	XTCAM_KW_PPPOE_SID,
+	XTCAM_KW_PPP_PROTO,
+	XTCAM_KW_L2TPV3_SID,
+	XTCAM_KW_SPI,
+	XTCAM_KW_CFM,           /* cfm mdl M op O */
+	XTCAM_KW_INDEV,
 	XTCAM_KW_MAX,
 };
 
-#define XTCAM_KW_BIT(kw) (1u << (kw))
+#define XTCAM_KW_BIT(kw) (1ull << (kw))
 
 #define XTCAM_IFNAME_MAX 16      /* IF_NAMESIZE */
 #define XTCAM_NETNS_MAX 64      /* netns names, as under /run/netns */
@@ -62,8 +82,8 @@ struct xtcam_rule_action {
 struct xtcam_rule {
 	__u32 prio;             /* 1..65535, lower first */
 	__u32 handle;           /* 1..2^32-1, unique in the block */
-	__u32 keywords;         /* XTCAM_KW_BIT()s the user gave */
-	__u32 pad;              /* zero; the key is 8-byte aligned */
+	__u64 keywords;         /* XTCAM_KW_BIT()s the user gave (once a
+	                         * __u32 and a zero pad: the same bytes) */
 	struct xtcam_key value; /* value & ~mask == 0; port fields zero */
 	struct xtcam_key mask;
 	__u16 sport_lo, sport_hi;  /* host order; 0-65535 when not matched */

@@ -87,12 +87,12 @@ struct field {
 #define KF(f) RF(value.f), RF(mask.f)
 
 static const struct field fields[] = {
-	RF(prio), RF(handle), RF(keywords), RF(pad),
+	RF(prio), RF(handle), RF(keywords),
 	KF(eth_type), KF(ip_proto), KF(ip_tos), KF(src_port), KF(dst_port),
 	KF(src_ip), KF(dst_ip), KF(dst_mac), KF(src_mac), KF(vlan_tci),
 	KF(vlan_ethtype), KF(cvlan_tci), KF(cvlan_ethtype), KF(ip_ttl),
 	KF(icmp_type), KF(icmp_code), KF(pad0), KF(tcp_flags), KF(flags),
-	KF(raw1), KF(raw2), KF(pad1),
+	KF(raw1), KF(raw2), KF(ifindex),
 	RF(sport_lo), RF(sport_hi), RF(dport_lo), RF(dport_hi),
 	RF(action.type), RF(action.cpu), RF(action.dev), RF(action.netns),
 };
@@ -139,7 +139,8 @@ void check_invariants(const struct xtcam_rule *r, const char *ctx)
 {
 	const uint8_t *v = (const uint8_t *)&r->value;
 	const uint8_t *m = (const uint8_t *)&r->mask;
-	const __u16 allowed = XTCAM_F_VLAN1 | XTCAM_F_FRAG | XTCAM_F_FIRSTFRAG;
+	const __u16 allowed = XTCAM_F_VLAN1 | XTCAM_F_VLAN2 | XTCAM_F_OUTER_AD |
+			      XTCAM_F_FRAG | XTCAM_F_FIRSTFRAG;
 	size_t i;
 
 	for (i = 0; i < sizeof(r->value); i++)
@@ -149,8 +150,10 @@ void check_invariants(const struct xtcam_rule *r, const char *ctx)
 	cr_assert(!r->value.src_port && !r->mask.src_port &&
 		  !r->value.dst_port && !r->mask.dst_port,
 		  "%s: ports in the ternary part", ctx);
-	cr_assert(!r->mask.pad0 && !r->mask.pad1 && !r->value.pad0 &&
-		  !r->value.pad1, "%s: padding set", ctx);
+	cr_assert(!r->mask.pad0 && !r->value.pad0, "%s: padding set", ctx);
+	if (!(r->keywords & KW(INDEV)))
+		cr_assert(!r->mask.ifindex && !r->value.ifindex,
+			  "%s: ifindex without indev", ctx);
 	cr_assert_eq(r->mask.flags & ~allowed, 0,
 		     "%s: implied presence flags %#x in the mask", ctx,
 		     r->mask.flags);
@@ -158,7 +161,7 @@ void check_invariants(const struct xtcam_rule *r, const char *ctx)
 		  "%s: reversed port range", ctx);
 	cr_assert(r->prio >= 1 && r->prio <= 65535, "%s: prio %u", ctx,
 		  r->prio);
-	cr_assert_eq(r->keywords & ~((1u << XTCAM_KW_MAX) - 1), 0,
+	cr_assert_eq(r->keywords & ~((1ull << XTCAM_KW_MAX) - 1), 0,
 		     "%s: keywords %#x has bits past XTCAM_KW_MAX", ctx,
 		     r->keywords);
 }

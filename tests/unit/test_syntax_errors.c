@@ -183,12 +183,18 @@ Test(errors, unknown_and_unsupported)
 		E("prio 1 skip_sw action drop", EOPNOTSUPP, "skip_sw", "tc-flower",
 		  "not support"),
 		E("prio 1 skip_hw action drop", EOPNOTSUPP, "skip_hw"),
-		E("prio 1 indev eth0 action drop", EOPNOTSUPP, "indev"),
-		E("prio 1 enc_key_id 5 action drop", EOPNOTSUPP, "enc_key_id"),
-		E("prio 1 ct_state +trk action drop", EOPNOTSUPP, "ct_state"),
-		E("prio 1 mpls_label 5 action drop", EOPNOTSUPP, "mpls_label"),
-		E("prio 1 arp_tip 1.2.3.4 action drop", EOPNOTSUPP, "arp_tip"),
+		E("prio 1 enc_key_id 5 action drop", EOPNOTSUPP, "enc_key_id",
+		  "tunnel metadata", "not yet supported", "outer headers"),
+		E("prio 1 ct_state +trk action drop", EOPNOTSUPP, "ct_state",
+		  "conntrack", "nftables"),
 		E("prio 1 classid 1:1 action drop", EOPNOTSUPP, "classid"),
+		E("prio 1 l2_miss 1 action drop", EOPNOTSUPP, "l2_miss", "bridge"),
+		E("prio 1 hw_tc 1 action drop", EOPNOTSUPP, "hw_tc"),
+		E("prio 1 verbose action drop", EOPNOTSUPP, "verbose"),
+		E("prio 1 chain 1 action drop", EOPNOTSUPP, "chain"),
+		E("prio 1 geneve_opts 1:1:1 action drop", EOPNOTSUPP,
+		  "geneve_opts", "not yet supported"),
+		E("prio 1 enc_ttl 1 action drop", EOPNOTSUPP, "enc_ttl"),
 	};
 	RUN(t);
 }
@@ -320,10 +326,10 @@ Test(errors, eth_type)
 		E("prio 1 eth_type -1 action drop", EINVAL, "eth_type"),
 		E("prio 1 eth_type ipv4 eth_type ipv4 action drop", EINVAL,
 		  "eth_type", "given twice"),
-		E("prio 1 eth_type ipv4 protocol ipv4 action drop", EINVAL,
-		  "protocol", "given twice", "eth_type"),
-		E("prio 1 protocol ipv6 eth_type ipv6 action drop", EINVAL,
-		  "eth_type", "given twice", "protocol"),
+		E("prio 1 protocol ipv4 protocol ipv4 action drop", EINVAL,
+		  "protocol", "given twice"),
+		E("prio 1 protocol ipv6 eth_type ipv4 action drop", EINVAL,
+		  "eth_type", "conflicts", "protocol"),
 	};
 	RUN(t);
 }
@@ -777,6 +783,21 @@ Test(errors, every_keyword_missing_and_twice)
 		{ "code", "1", "ip_proto icmp" },
 		{ "raw1", "1", "" },
 		{ "raw2", "1", "" },
+		{ "num_of_vlans", "1", "" },
+		{ "arp_op", "1", "protocol arp" },
+		{ "arp_sip", "1.2.3.4", "protocol arp" },
+		{ "arp_tip", "1.2.3.4", "protocol arp" },
+		{ "arp_sha", "00:11:22:33:44:55", "protocol arp" },
+		{ "arp_tha", "00:11:22:33:44:55", "protocol arp" },
+		{ "mpls_label", "1", "protocol mpls_uc" },
+		{ "mpls_tc", "1", "protocol mpls_uc" },
+		{ "mpls_bos", "1", "protocol mpls_uc" },
+		{ "mpls_ttl", "1", "protocol mpls_uc" },
+		{ "pppoe_sid", "1", "" },
+		{ "ppp_proto", "ip", "" },
+		{ "l2tpv3_sid", "1", "ip_proto l2tp" },
+		{ "spi", "1", "ip_proto esp" },
+		{ "indev", "lo", "" },
 	};
 	char line[256];
 	size_t i;

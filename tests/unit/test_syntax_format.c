@@ -21,7 +21,10 @@ Test(format, kw_names)
 		"vlan_ethtype", "cvlan_id", "cvlan_prio", "cvlan_ethtype",
 		"eth_type", "ip_proto", "src_ip", "dst_ip", "ip_tos", "ip_ttl",
 		"ip_flags", "src_port", "dst_port", "tcp_flags", "type", "code",
-		"raw1", "raw2",
+		"raw1", "raw2", "protocol", "num_of_vlans", "arp_op", "arp_sip",
+		"arp_tip", "arp_sha", "arp_tha", "mpls_label", "mpls_tc",
+		"mpls_bos", "mpls_ttl", "mpls", "pppoe_sid", "ppp_proto",
+		"l2tpv3_sid", "spi", "cfm", "indev",
 	};
 	int k;
 

@@ -268,6 +268,9 @@ Test(parse, eth_type)
 		snprintf(line, sizeof(line), "prio 1 eth_type %s action drop",
 			 t[i].s);
 		expect_rule(line, NULL, &w);
+		/* protocol: the outermost ethertype, so an untagged frame */
+		w.keywords = KW(PROTOCOL);
+		w.mask.flags = XTCAM_F_VLAN1;
 		snprintf(line, sizeof(line), "prio 1 protocol %s action drop",
 			 t[i].s);
 		expect_rule(line, NULL, &w);
@@ -282,7 +285,9 @@ Test(parse, eth_type_all)
 	base_rule(&w, 1);
 	w.keywords = KW(ETH_TYPE);
 	expect_rule("prio 1 eth_type all action drop", NULL, &w);
+	w.keywords = KW(PROTOCOL);
 	expect_rule("prio 1 protocol all action drop", NULL, &w);
+	w.keywords = KW(ETH_TYPE);
 
 	/* with IP matches that imply nothing */
 	w.keywords |= KW(IP_PROTO) | KW(IP_TTL);
@@ -463,6 +468,8 @@ Test(parse, explicit_eth_type_with_address)
 	w.value.src_ip[0] = htonl(0x01020304);
 	w.mask.src_ip[0] = 0xffffffff;
 	expect_rule("prio 1 eth_type ipv4 src_ip 1.2.3.4 action drop", NULL, &w);
+	w.keywords = KW(SRC_IP) | KW(PROTOCOL);
+	w.mask.flags = XTCAM_F_VLAN1;
 	expect_rule("prio 1 src_ip 1.2.3.4 protocol 0x0800 action drop", NULL, &w);
 }
 
@@ -825,7 +832,7 @@ Test(parse, actions)
 Test(parse, kitchen_sink)
 {
 	struct xtcam_rule r;
-	const __u32 all = (1u << XTCAM_KW_MAX) - 1 - KW(VLAN) - KW(CVLAN_ETHTYPE) -
+	const __u64 all = (1ull << (XTCAM_KW_RAW2 + 1)) - 1 - KW(VLAN) - KW(CVLAN_ETHTYPE) -
 			  KW(TYPE) - KW(CODE) - KW(CVLAN_ID) - KW(CVLAN_PRIO);
 
 	parse_ok("prio 9 handle 77 src_mac 00:00:00:00:00:01 dst_mac "
@@ -849,7 +856,7 @@ Test(parse, kitchen_sink)
 
 Test(parse, keyword_bits)
 {
-	static const struct { const char *line; __u32 kw; } t[] = {
+	static const struct { const char *line; __u64 kw; } t[] = {
 		{ "src_mac 0:0:0:0:0:1", KW(SRC_MAC) },
 		{ "dst_mac 0:0:0:0:0:1", KW(DST_MAC) },
 		{ "vlan tagged", KW(VLAN) },
@@ -860,7 +867,26 @@ Test(parse, keyword_bits)
 		{ "cvlan_prio 1", KW(CVLAN_PRIO) },
 		{ "cvlan_ethtype ipv4", KW(CVLAN_ETHTYPE) },
 		{ "eth_type arp", KW(ETH_TYPE) },
-		{ "protocol arp", KW(ETH_TYPE) },
+		{ "protocol arp", KW(PROTOCOL) },
+		{ "protocol 802.1q", KW(PROTOCOL) },
+		{ "eth_type arp protocol arp", KW(ETH_TYPE) | KW(PROTOCOL) },
+		{ "num_of_vlans 1", KW(NUM_VLANS) },
+		{ "protocol arp arp_op 1", KW(PROTOCOL) | KW(ARP_OP) },
+		{ "eth_type rarp arp_sip 1.2.3.4", KW(ETH_TYPE) | KW(ARP_SIP) },
+		{ "protocol arp arp_tip 1.2.3.4", KW(PROTOCOL) | KW(ARP_TIP) },
+		{ "protocol arp arp_sha 0:0:0:0:0:1", KW(PROTOCOL) | KW(ARP_SHA) },
+		{ "protocol arp arp_tha 0:0:0:0:0:1", KW(PROTOCOL) | KW(ARP_THA) },
+		{ "protocol mpls_uc mpls_label 1", KW(PROTOCOL) | KW(MPLS_LABEL) },
+		{ "protocol mpls_uc mpls_tc 1", KW(PROTOCOL) | KW(MPLS_TC) },
+		{ "protocol mpls_uc mpls_bos 1", KW(PROTOCOL) | KW(MPLS_BOS) },
+		{ "protocol mpls_uc mpls_ttl 1", KW(PROTOCOL) | KW(MPLS_TTL) },
+		{ "protocol mpls_mc mpls lse depth 2", KW(PROTOCOL) | KW(MPLS) },
+		{ "pppoe_sid 1", KW(PPPOE_SID) },
+		{ "ppp_proto ip", KW(PPP_PROTO) },
+		{ "ip_proto l2tp l2tpv3_sid 1", KW(IP_PROTO) | KW(L2TPV3_SID) },
+		{ "ip_proto esp spi 1", KW(IP_PROTO) | KW(SPI) },
+		{ "cfm op 1", KW(CFM) },
+		{ "indev lo", KW(INDEV) },
 		{ "ip_proto 5", KW(IP_PROTO) },
 		{ "src_ip 1.1.1.1", KW(SRC_IP) },
 		{ "dst_ip ::1", KW(DST_IP) },
@@ -882,8 +908,9 @@ Test(parse, keyword_bits)
 	for (i = 0; i < ARRAY_SIZE(t); i++) {
 		snprintf(line, sizeof(line), "prio 1 %s action pass", t[i].line);
 		parse_ok(line, blk_raw(), &r);
-		cr_expect_eq(r.keywords, t[i].kw, "%s: keywords %#x, want %#x",
-			     line, r.keywords, t[i].kw);
+		cr_expect_eq(r.keywords, t[i].kw, "%s: keywords %#llx, want %#llx",
+			     line, (unsigned long long)r.keywords,
+			     (unsigned long long)t[i].kw);
 	}
 }
 

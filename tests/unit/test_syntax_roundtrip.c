@@ -56,7 +56,7 @@ static const struct {
 	{ "prio 1 vlan_ethtype 0x88CC action drop",
 	  "prio 1 vlan_ethtype 0x88cc action drop", 0 },
 	{ "prio 1 eth_type ip action drop", "prio 1 eth_type ipv4 action drop", 0 },
-	{ "prio 1 protocol 0x86DD action drop", "prio 1 eth_type ipv6 action drop",
+	{ "prio 1 protocol 0x86DD action drop", "prio 1 protocol ipv6 action drop",
 	  0 },
 	{ "prio 1 eth_type 2054 action drop", "prio 1 eth_type arp action drop", 0 },
 	{ "prio 1 eth_type 0x1 action drop", "prio 1 eth_type 0x0001 action drop",
@@ -506,7 +506,7 @@ static void gen_rule(struct gen *G, bool raw)
 			w->value.eth_type = htons(ethv);
 			w->mask.eth_type = 0xffff;
 		}
-		clause(G, "%s %s", chance(g, 20) ? "protocol" : "eth_type",
+		clause(G, "eth_type %s",
 		       eth_all ? "all" : ethtxt(G, x, sizeof(x), ethv));
 	}
 
@@ -810,7 +810,7 @@ Test(roundtrip, randomized)
 	unsigned rounds = (unsigned)env_u64("XTCAM_ROUNDS", 4000), i;
 	struct rng g = { seed };
 	struct gen G = { .g = &g };
-	unsigned kwseen = 0;
+	unsigned long long kwseen = 0;
 
 	cr_log_info("randomized round trip: XTCAM_SEED=%#llx XTCAM_ROUNDS=%u",
 		    (unsigned long long)seed, rounds);
@@ -857,8 +857,11 @@ Test(roundtrip, randomized)
 		}
 		json_object_put(j);
 	}
-	cr_assert_eq(kwseen, (1u << XTCAM_KW_MAX) - 1,
-		     "the generator missed keywords: %#x", kwseen);
+	/* the keywords up to raw2; the later ones (flower's headers that
+	 * are not IP, protocol, indev) have their table in
+	 * test_syntax_flower.c */
+	cr_assert_eq(kwseen, (1ull << (XTCAM_KW_RAW2 + 1)) - 1,
+		     "the generator missed keywords: %#llx", kwseen);
 }
 
 /* --- fuzz ------------------------------------------------------------------ */

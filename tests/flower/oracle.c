@@ -575,7 +575,10 @@ static void w_prefix(struct line *l, const char *kw, const struct spec *s, const
 	char t[64];
 	int bits = s->v6 ? 128 : 32, plen;
 
-	plen = pct(50) ? bits : (int)rn((unsigned)bits + 1);
+	/* never /0: cls_flower takes an all-zero address mask out of the
+	 * filter's dissector but still wants the address type set, so
+	 * `src_ip 0.0.0.0/0` matches nothing there (xtcam: every IPv4 frame) */
+	plen = pct(50) ? bits : (int)(1 + rn((unsigned)bits));
 	if (s->v6 && plen < 96 && pct(50))
 		plen = 120;
 	memcpy(m, a, 16);

@@ -17,7 +17,8 @@
 # of the kernel's selftest tc_flower.sh, one round per test (oracle.c says
 # how its lines are translated).  The last rule of each round matches
 # everything, so every frame is counted once on each side (a lost frame is
-# an error, not a silent pass).  --ci: fewer rules and frames.
+# an error, not a silent pass).  --ci: fewer rules and frames, and five of
+# the selftest's rounds.
 #
 # Where cls_flower and xtcam differ on purpose, the frames or rules that
 # would show it are not sent or not made (all of it is here and in
@@ -34,6 +35,10 @@
 #    xtcam does not.  Every frame ends where its datagram ends.
 #  * `eth_type` is xtcam's own keyword (the L3 protocol after any tags):
 #    tc lines have `protocol`, the outermost ethertype, only.
+#  * An all-zero address mask (`src_ip 0.0.0.0/0`, `::/0`): cls_flower
+#    leaves the address out of the filter's dissector but still wants the
+#    address type set, so the rule matches nothing; in xtcam it matches
+#    every frame of the family.  No generated prefix is /0.
 # The guest's iproute2 and Linux 6.1 have no l2tpv3_sid, spi, cfm or
 # ip_proto l2tp|esp|ah: those are not in this test.
 #
@@ -60,7 +65,7 @@ xt=${XTCAM_BIN:-$build/xtcam}
 if [ "$ci" = 1 ]; then nrules=${FLOWER_ORACLE_RULES:-600} nframes=${FLOWER_ORACLE_FRAMES:-600}
 else nrules=${FLOWER_ORACLE_RULES:-3000} nframes=${FLOWER_ORACLE_FRAMES:-2000}; fi
 # the match groups of the generated rules
-keys=${FLOWER_ORACLE_KEYS:-base}
+keys=${FLOWER_ORACLE_KEYS:-base,arp,mpls,pppoe,vlans,indev}
 
 say() { echo "flower-oracle: $*"; }
 skip() { say "SKIP: $*"; exit 77; }
@@ -117,7 +122,7 @@ sysctl -qw net.core.netdev_max_backlog=100000 2>/dev/null
 # `rule load ... replace` (restore adds them one at a time)
 xt_load() {  # ROUND FIRST
 	local r=$1 out=$work/$1.save
-	if ! "$xt" import tc "$work/$r.tc" >"$out" 2>"$work/$r.import.err"; then
+	if ! inx "$xt" import tc "$work/$r.tc" >"$out" 2>"$work/$r.import.err"; then
 		say "FAIL: xtcam import tc refused round $r:"
 		sed 's/^/  /' "$work/$r.import.err" | head -20
 		return 1
@@ -132,13 +137,19 @@ xt_load() {  # ROUND FIRST
 		{ say "FAIL: xtcam rule load of round $r's import"; return 1; }
 }
 
+# both sides at once (the guest has two CPUs)
 snap() {  # NAME
-	int tc -s -j filter show dev d0 ingress >"$work/$1.tc.json" &&
-		inx "$xt" -j rule show d0 >"$work/$1.xt.json"
+	local a b
+	int tc -s -j filter show dev d0 ingress >"$work/$1.tc.json" & a=$!
+	inx "$xt" -j rule show d0 >"$work/$1.xt.json" & b=$!
+	wait $a && wait $b
 }
 
 send() {  # FILE [FIRST COUNT]
-	int "$bin" send p0 "$@" >/dev/null && inx "$bin" send p0 "$@" >/dev/null
+	local a b
+	int "$bin" send p0 "$@" >/dev/null & a=$!
+	inx "$bin" send p0 "$@" >/dev/null & b=$!
+	wait $a && wait $b
 }
 
 # a frame of ROUND on which rule PREF differs: bisect the frames, each step
@@ -173,6 +184,10 @@ status=0 first=1 t0=$SECONDS
 now() { date +%s.%N; }
 dt() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 while read -r r <&3; do
+	# --ci: the generated round and a few of the selftest's
+	if [ "$ci" = 1 ]; then
+		case $r in gen|st-dst_ip-del2|st-ip_flags|st-pcp|st-indev|st-mpls_bos) ;; *) continue ;; esac
+	fi
 	nf=$(wc -l <"$work/$r.desc")
 	t1=$(now)
 	int tc qdisc del dev d0 clsact 2>/dev/null
@@ -190,6 +205,7 @@ while read -r r <&3; do
 	t5=$(now)
 	# wait until both sides have counted every frame (or give up)
 	for i in 1 2 3 4 5 6 7 8 9 10; do
+		sleep 0.2
 		snap after || die "snapshot"
 		out=$("$bin" compare "$work"/before.tc.json "$work"/after.tc.json \
 			"$work"/before.xt.json "$work"/after.xt.json "$work/$r.tc" "$nf")
@@ -208,5 +224,5 @@ while read -r r <&3; do
 	p=$(grep -m1 '^DIFFER' <<<"$out" | sed -E 's/^DIFFER pref ([0-9]+):.*/\1/')
 	[ -n "$p" ] && first_frame "$r" "$p" "$nf"
 done 3<"$work/rounds"
-say "$( [ $status = 0 ] && echo passed || echo FAILED ): seed $seed, $nrules generated rules, $nframes frames, key groups $keys, $((SECONDS - t0)) s"
+say "$( [ $status = 0 ] && echo passed || echo FAILED ): $( [ $ci = 1 ] && echo "--ci, ")seed $seed, $nrules generated rules, $nframes frames, key groups $keys, $((SECONDS - t0)) s"
 exit $status

@@ -649,7 +649,11 @@ static void rule_of(struct line *l, const struct spec *s, int pref)
 
 	l->n = 0;
 	rule_bad = false;
-	add(l, "tc filter add dev d0 ingress pref %d protocol ", pref);
+	/* tc's spellings: pref or prio, an optional handle (hex as tc shows it) */
+	add(l, "tc filter add dev d0 ingress %s %d ", pct(80) ? "pref" : "prio", pref);
+	if (pct(10))
+		add(l, "handle 0x%x ", 2 * pref);
+	add(l, "protocol ");
 	if (!s->ntag && pct(8)) {
 		/* protocol all: layer 2 keys only */
 		add(l, "all flower skip_hw");
@@ -816,7 +820,12 @@ static void rule_of(struct line *l, const struct spec *s, int pref)
 			rule_bad = true;  /* both given, both 0: make another */
 	}
 action:
-	add(l, " action %s\n", pct(50) ? "drop" : "pass");
+	{
+		static const char *acts[] = { "drop", "pass", "drop", "pass", "shot", "ok",
+					      "gact drop", "gact pass" };
+
+		add(l, " action %s\n", PICK(acts));
+	}
 }
 
 /* the key-value pairs between skip_hw and action */
@@ -1297,9 +1306,11 @@ static int cmd_compare(int argc, char **argv)
 	if (!tb || !ta || !xb || !xa || !f)
 		return 2;
 	while (fgets(buf, sizeof(buf), f)) {
-		char *s = strstr(buf, " pref ");
+		char *s = strstr(buf, " pref "), *t = strstr(buf, " prio ");
 
-		if (!s || sscanf(s, " pref %d", &p) != 1 || p < 0 || p >= MAXPREF)
+		if (!s || (t && t < s))
+			s = t;
+		if (!s || sscanf(s + 6, "%d", &p) != 1 || p < 0 || p >= MAXPREF)
 			continue;
 		buf[strcspn(buf, "\n")] = 0;
 		free(lines[p]);

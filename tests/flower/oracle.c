@@ -891,7 +891,7 @@ static void gen_round(FILE *list, int nrules, int nframes)
  * tools/testing/selftests/net/forwarding/tc_flower.sh of Linux 6.1, its
  * tests that use no `action continue`, one round each (the selftest tests
  * them one at a time: together, one test's rules would take the frames of
- * the next).  Translated: $h2 is d0, $tcflags is skip_hw, $h1mac, $h2mac
+ * the next; an IPv4, a VLAN and an MPLS test can share one, st_round()).  Translated: $h2 is d0, $tcflags is skip_hw, $h1mac, $h2mac
  * and $dummy_mac are fixed addresses, $h1 is p0 (d0's peer, a device the
  * frames do not arrive on); the lines are the selftest's, in its order.
  * Where it deletes a rule and sends again, the next round has the rules
@@ -931,16 +931,41 @@ static void st_mpls(struct spec *s, int n, const uint32_t (*lse)[4])
 	s->datalen = 64 - 14 - 4 * n;
 }
 
-static void st_round(FILE *list, const char *name, const char *const *lines,
-		     void (*frames)(struct round *))
+/* one test of the selftest in a round: its lines, its frames, and what
+ * its prefs are moved by */
+struct st_test {
+	const char *const *lines;
+	void (*frames)(struct round *);
+	int shift;
+};
+
+/* Up to three of the selftest's tests in one round: an IPv4 one (protocol
+ * ip), a VLAN one (protocol 802.1q) and an MPLS one (protocol mpls_uc).
+ * A filter's protocol is the frame's outermost ethertype, so none of
+ * them sees another's frames; the VLAN test's prefs are moved up by 10,
+ * the MPLS test's by 20 (their order within the test is kept). */
+static void st_round(FILE *list, const char *name, const struct st_test *t, int n)
 {
 	struct round r;
 
 	round_open(&r, list, name);
-	for (; *lines; lines++)
-		fprintf(r.tc, "tc filter add dev d0 ingress %s\n", *lines);
+	for (int i = 0; i < n; i++) {
+		for (const char *const *l = t[i].lines; *l; l++) {
+			const char *p = strstr(*l, "pref ");
+			int pref = p ? atoi(p + 5) : 0;
+			const char *rest = p ? strchr(p + 5, ' ') : NULL;
+
+			if (!rest) {
+				fprintf(stderr, "flower-oracle: no pref in \"%s\"\n", *l);
+				exit(2);
+			}
+			fprintf(r.tc, "tc filter add dev d0 ingress %.*spref %d%s\n", (int)(p - *l), *l,
+				pref + t[i].shift, rest);
+		}
+	}
 	fprintf(r.tc, "tc filter add dev d0 ingress pref 100 protocol all flower skip_hw action pass\n");
-	frames(&r);
+	for (int i = 0; i < n; i++)
+		t[i].frames(&r);
 	round_close(&r);
 }
 
@@ -1113,25 +1138,28 @@ static void selftest_rounds(FILE *list)
 		"protocol mpls_uc pref 1 handle 101 flower skip_hw mpls_ttl 0 action drop",
 		"protocol mpls_uc pref 2 handle 102 flower skip_hw mpls_ttl 255 action drop", NULL };
 
-	st_round(list, "st-dst_mac", dst_mac, f_ip64);
-	st_round(list, "st-src_mac", src_mac, f_ip64);
-	st_round(list, "st-dst_ip", dst_ip, f_ip64);
-	st_round(list, "st-dst_ip-del2", dst_ip2, f_ip64);
-	st_round(list, "st-src_ip", src_ip, f_ip64);
-	st_round(list, "st-src_ip-del2", src_ip2, f_ip64);
-	st_round(list, "st-ip_flags", ip_flags, f_frag);
-	st_round(list, "st-pcp", pcp, f_pcp);
-	st_round(list, "st-vlan", vlan, f_vlan);
-	st_round(list, "st-ip_tos", tos, f_tos);
-	st_round(list, "st-ip_ttl", ttl, f_ttl);
+	bool m = keys.mpls;
+	const struct st_test r1[] = { { dst_mac, f_ip64, 0 }, { pcp, f_pcp, 10 },
+				      { label, f_mpls_label, 20 } };
+	const struct st_test r2[] = { { src_mac, f_ip64, 0 }, { vlan, f_vlan, 10 },
+				      { mtc, f_mpls_tc, 20 } };
+	const struct st_test r3[] = { { dst_ip, f_ip64, 0 }, { bos, f_mpls_bos, 20 } };
+	const struct st_test r4[] = { { dst_ip2, f_ip64, 0 }, { mttl, f_mpls_ttl, 20 } };
+	const struct st_test r5[] = { { src_ip, f_ip64, 0 } }, r6[] = { { src_ip2, f_ip64, 0 } };
+	const struct st_test r7[] = { { ip_flags, f_frag, 0 } }, r8[] = { { tos, f_tos, 0 } };
+	const struct st_test r9[] = { { ttl, f_ttl, 0 } }, r10[] = { { indev, f_ip64, 0 } };
+
+	st_round(list, "st-dst_mac+pcp+mpls_label", r1, m ? 3 : 2);
+	st_round(list, "st-src_mac+vlan+mpls_tc", r2, m ? 3 : 2);
+	st_round(list, "st-dst_ip+mpls_bos", r3, m ? 2 : 1);
+	st_round(list, "st-dst_ip-del2+mpls_ttl", r4, m ? 2 : 1);
+	st_round(list, "st-src_ip", r5, 1);
+	st_round(list, "st-src_ip-del2", r6, 1);
+	st_round(list, "st-ip_flags", r7, 1);
+	st_round(list, "st-ip_tos", r8, 1);
+	st_round(list, "st-ip_ttl", r9, 1);
 	if (keys.indev)
-		st_round(list, "st-indev", indev, f_ip64);
-	if (keys.mpls) {
-		st_round(list, "st-mpls_label", label, f_mpls_label);
-		st_round(list, "st-mpls_tc", mtc, f_mpls_tc);
-		st_round(list, "st-mpls_bos", bos, f_mpls_bos);
-		st_round(list, "st-mpls_ttl", mttl, f_mpls_ttl);
-	}
+		st_round(list, "st-indev", r10, 1);
 }
 
 static int cmd_gen(int argc, char **argv)

@@ -610,7 +610,11 @@ static void w_port(struct line *l, const char *kw, uint16_t p, bool l4zero_ok)
 
 		if (lo == 0 && !l4zero_ok)
 			lo = 1;
-		add(l, " %s %u-%u", kw, lo, hi);
+		/* tc wants MIN below MAX */
+		if (lo < hi)
+			add(l, " %s %u-%u", kw, lo, hi);
+		else
+			add(l, " %s %u", kw, p);
 	} else {
 		int pl = 8 + (int)rn(9);
 		uint16_t m = (uint16_t)(0xffff << (16 - pl)), v = p & m;

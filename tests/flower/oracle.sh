@@ -205,7 +205,7 @@ while read -r r <&3; do
 	t5=$(now)
 	# wait until both sides have counted every frame (or give up)
 	for i in 1 2 3 4 5 6 7 8 9 10; do
-		sleep 0.2
+		sleep 0.5
 		snap after || die "snapshot"
 		out=$("$bin" compare "$work"/before.tc.json "$work"/after.tc.json \
 			"$work"/before.xt.json "$work"/after.xt.json "$work/$r.tc" "$nf")

@@ -22,7 +22,8 @@ static void hw_coverage(struct xtcam_key *m)
 	m->dst_ip[0] = 0xffffffff;
 	m->vlan_tci = 0xffff;
 	m->tcp_flags = 0xffff;
-	m->flags = 0xffff & ~(XTCAM_F_RAW1 | XTCAM_F_RAW2 | XTCAM_F_VLAN2);
+	m->flags = 0xffff & ~(XTCAM_F_RAW1 | XTCAM_F_RAW2 | XTCAM_F_VLAN2 |
+			      XTCAM_F_L3X);
 	m->icmp_type = 0xff;
 	m->icmp_code = 0xff;
 }
@@ -42,6 +43,7 @@ static const struct {
 	F(ip_ttl, "ip_ttl"),
 	F(raw1, "raw1"),
 	F(raw2, "raw2"),
+	F(ifindex, "indev (the offload program cannot tell the device)"),
 	F(flags, "two VLAN tags or raw fields"),
 #undef F
 };
@@ -62,6 +64,19 @@ int xtcam_hw_rule_check(const struct xtcam_rule *r, char *err, size_t errlen)
 	    r->action.type != XTCAM_ACT_TX) {
 		snprintf(err, errlen, "handle %u: offload does drop, pass and tx only, not %s",
 			 r->handle, r->action.type == XTCAM_ACT_REDIRECT ? "redirect" : "cpu");
+		return -EOPNOTSUPP;
+	}
+	/* the offload program's parser reads none of these (parse.h, full
+	 * 0): their fields would stay zero */
+	if (rec.mask.flags & XTCAM_F_L3X) {
+		snprintf(err, errlen, "handle %u: matches on ARP, MPLS, PPPoE or CFM "
+			 "fields, which the offload program does not parse", r->handle);
+		return -EOPNOTSUPP;
+	}
+	if (r->keywords & (XTCAM_KW_BIT(XTCAM_KW_L2TPV3_SID) |
+			   XTCAM_KW_BIT(XTCAM_KW_SPI))) {
+		snprintf(err, errlen, "handle %u: matches on an L2TPv3 session id or "
+			 "an SPI, which the offload program does not parse", r->handle);
 		return -EOPNOTSUPP;
 	}
 	hw_coverage(&cov);

@@ -158,6 +158,42 @@ static unsigned proto_key(const char *s)
 	return 0x10000u | (h & 0xffffu);
 }
 
+/* An ethertype as tc prints or takes it (ll_proto_n2a(): a name of
+ * iproute2's table, or "[N]" in decimal for others), in words the rule
+ * parser reads: names it does not know become 0xNNNN.  s itself, or buf. */
+static const char *tc_ethtype(const char *s, char *buf, size_t len)
+{
+	static const struct { const char *n; unsigned v; } names[] = {
+		{ "x25", 0x0805 }, { "bpq", 0x08ff }, { "ieeepup", 0x0a00 },
+		{ "ieeepupat", 0x0a01 }, { "dec", 0x6000 }, { "dna_dl", 0x6001 },
+		{ "dna_rc", 0x6002 }, { "dna_rt", 0x6003 }, { "lat", 0x6004 },
+		{ "diag", 0x6005 }, { "cust", 0x6006 }, { "sca", 0x6007 },
+		{ "teb", 0x6558 }, { "atalk", 0x809b }, { "aarp", 0x80f3 },
+		{ "ipx", 0x8137 }, { "atmmpoa", 0x884c }, { "atmfate", 0x8884 },
+		{ "aoe", 0x88a2 }, { "ethercat", 0x88a4 }, { "tipc", 0x88ca },
+		{ "profinet", 0x8892 },
+	};
+	unsigned long v;
+	size_t i, n = strlen(s);
+
+	if (n > 2 && s[0] == '[' && s[n - 1] == ']') {
+		char num[16];
+
+		snprintf(num, sizeof(num), "%.*s", (int)(n - 2), s + 1);
+		if (!tc_num(num, 0xffff, &v) && num[0] != '0') {
+			snprintf(buf, len, "0x%04lx", v);
+			return buf;
+		}
+		return s;
+	}
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcasecmp(s, names[i].n)) {
+			snprintf(buf, len, "0x%04x", names[i].v);
+			return buf;
+		}
+	return s;
+}
+
 /* --- blocks and devices -------------------------------------------------- */
 
 static struct iblock *block_new(struct imp *im, const char *name, const char *dev,
@@ -405,7 +441,7 @@ static int add_filter(struct imp *im, struct iblock *b, const char *where, unsig
 	char err[XTCAM_ERR_MAX];
 	struct irule ir, *nr;
 	unsigned tcf = 0;
-	char **w;
+	char **w, eb[3][8];
 	int n = 0, i, rc;
 	bool act = false;
 	size_t k;
@@ -417,10 +453,15 @@ static int add_filter(struct imp *im, struct iblock *b, const char *where, unsig
 	if (!w)
 		return -ENOMEM;
 	w[n++] = (char *)"protocol";
-	w[n++] = (char *)proto;
+	w[n++] = (char *)tc_ethtype(proto, eb[0], sizeof(eb[0]));
 	w[n++] = (char *)"flower";
-	for (i = 0; i < argc; i++)
-		w[n++] = argv[i];
+	for (i = 0; i < argc; i++) {
+		bool vt = i && (!strcmp(argv[i - 1], "vlan_ethtype") ||
+				!strcmp(argv[i - 1], "cvlan_ethtype"));
+
+		w[n++] = vt ? (char *)tc_ethtype(argv[i], eb[argv[i - 1][0] == 'c' ? 2 : 1],
+						 sizeof(eb[0])) : argv[i];
+	}
 	/* a flower filter without an action ends classification with
 	 * TC_ACT_OK: the frame goes on to the stack */
 	if (!act) {
@@ -596,7 +637,9 @@ static int filter_line(struct imp *im, const char *where, unsigned line, int arg
 		} else if (!strcmp(w, "handle")) {
 			int e = tc_num(argv[i + 1], UINT32_MAX, &handle);
 
-			if (e || hs)
+			if (hs)
+				return refuse(im, where, EINVAL, "filter: handle given twice");
+			if (e)
 				return refuse(im, where, e == -ERANGE ? ERANGE : EINVAL,
 					      "filter: handle \"%s\" is not a handle "
 					      "(0x1-0xffffffff, as tc reads it)", argv[i + 1]);
@@ -615,7 +658,9 @@ static int filter_line(struct imp *im, const char *where, unsigned line, int arg
 		} else {
 			int e = tc_num(argv[i + 1], 0xffff, &v);
 
-			if (e || pref)
+			if (pref)
+				return refuse(im, where, EINVAL, "filter: %s given twice", w);
+			if (e)
 				return refuse(im, where, e == -ERANGE ? ERANGE : EINVAL,
 					      "filter: %s \"%s\" is not a priority (1-65535, "
 					      "as tc reads it)", w, argv[i + 1]);
@@ -1032,7 +1077,8 @@ static int emit(struct imp *im, FILE *out)
 	for (i = 0; i < im->nd; i++) {
 		struct iblock *b = &im->b[im->d[i].block];
 
-		fprintf(out, "bind %s dev %s mode %s\n", b->name, im->d[i].dev,
+		fprintf(out, "bind %s dev %s%s%s mode %s\n", b->name, im->d[i].dev,
+			im->o->netns ? " netns " : "", im->o->netns ? im->o->netns : "",
 			b->skip_sw_line ? "hw" : b->skip_hw_line ? "native" : "auto");
 	}
 	return 0;

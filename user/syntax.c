@@ -1535,8 +1535,9 @@ static const struct kwdef kwdefs[] = {
 };
 
 /* tc-flower keywords (and tc filter options) that xtcam refuses: why, and
- * what to use instead.  One message for all: EOPNOTSUPP, "KW: a tc-flower
- * keyword xtcam does not support (WHY); INSTEAD". */
+ * what to use instead (skip_hw and skip_sw are tc_word()'s).  One message
+ * for all: EOPNOTSUPP, "KW: a tc-flower keyword xtcam does not support
+ * (WHY); INSTEAD". */
 static const struct {
 	const char *name, *why, *instead;
 } flower_only[] = {
@@ -1565,10 +1566,6 @@ static const struct {
 	  "leave it out: xtcam reports every error" },
 	{ "chain", "tc filter chains; a block is one table",
 	  "one block with priorities, or a block per chain" },
-	{ "skip_sw", "per-filter offload placement",
-	  "bind the block to an offloading device" },
-	{ "skip_hw", "per-filter offload placement",
-	  "leave it out: a block bound in software never offloads" },
 };
 
 static const struct kwdef *kw_lookup(const char *s)
@@ -2077,6 +2074,14 @@ static int check_l3(struct pstate *ps)
 		       ntohs(r->value.cvlan_ethtype),
 		       ethtype_str(ntohs(r->value.cvlan_ethtype), eb, sizeof(eb)));
 
+	/* an IP match beside one of a header that is not IP first: that
+	 * message says why (no IP header under MPLS) */
+	for (j = 0; j < n; j++)
+		for (i = 0; i < n; i++)
+			if (c[i].kind == L3_SET &&
+			    (c[j].kind == L3_IP || c[j].kind == L3_IMPLY))
+				return conflict(ps, c[i].kw, c[i].what, c[j].kw,
+						c[j].what);
 	for (j = 1; j < n; j++)
 		for (i = 0; i < j; i++)
 			if (!l3_compatible(&c[i], &c[j]))

@@ -16,6 +16,7 @@ struct xtcam_import_opts {
 	 * the device or shared block its filters are on; NULL/0 if none. */
 	const char *dev;
 	unsigned block;
+	const char *netns;    /* the devices' namespace for the bindings, or NULL */
 	bool force;           /* print what can be carried even if a line cannot */
 };
 

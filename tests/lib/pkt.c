@@ -137,6 +137,8 @@ void pkt_build(const struct pkt_spec *s, const struct xtcam_raw_spec *raw,
 			k->vlan_tci = htons(s->tci[0]);
 			k->vlan_ethtype = htons(encap);
 			SET_NEED(p, XTCAM_F_VLAN1, off + 4);
+			if (s->tpid[0] == 0x88a8)
+				SET_NEED(p, XTCAM_F_OUTER_AD, off + 4);
 		} else if (i == 1) {
 			k->cvlan_tci = htons(s->tci[1]);
 			k->cvlan_ethtype = htons(encap);
@@ -252,17 +254,31 @@ void pkt_build(const struct pkt_spec *s, const struct xtcam_raw_spec *raw,
 		SET_NEED(p, XTCAM_F_PROTO, off);
 		p->hdr_end = off;
 	} else {
-		/* ARP or anything else: not parsed past the Ethernet header */
-		if (s->eth_type == 0x0806) {
+		/* ARP, RARP: Ethernet/IPv4 requests and replies are read (into
+		 * the IP fields, xtcam/key.h), other opcodes are malformed;
+		 * anything else is not parsed past the Ethernet header */
+		if (s->eth_type == 0x0806 || s->eth_type == 0x8035) {
+			uint16_t op = s->arp_op ? s->arp_op : 1;
+
 			put16(b + off, 1);
 			put16(b + off + 2, 0x0800);
 			b[off + 4] = 6;
 			b[off + 5] = 4;
-			put16(b + off + 6, 1);
+			put16(b + off + 6, op);
 			memcpy(b + off + 8, s->src, 6);
 			memcpy(b + off + 14, s->saddr, 4);
 			memcpy(b + off + 24, s->daddr, 4);
 			off += 28;
+			p->hdr_end = off;
+			if (op == 1 || op == 2) {
+				k->ip_proto = (uint8_t)op;
+				memcpy(k->src_ip, s->saddr, 4);
+				memcpy((uint8_t *)k->src_ip + 4, s->src, 6);
+				memcpy(k->dst_ip, s->daddr, 4);
+				SET_NEED(p, XTCAM_F_L3X, off);
+			} else {
+				SET_NEED(p, XTCAM_F_BAD, off);
+			}
 		}
 		goto done;
 	}
@@ -308,6 +324,18 @@ void pkt_build(const struct pkt_spec *s, const struct xtcam_raw_spec *raw,
 		off += 8;
 		p->hdr_end = off - 4;
 		goto l4done;
+	} else if (nh == 115 || nh == 50 || (nh == 51 && !v6)) {
+		/* L2TPv3 session id, ESP or AH SPI: in the port fields */
+		int so = nh == 51 ? 4 : 0;
+
+		b[off] = nh == 51 ? 59 : 0;
+		b[off + 1] = 4;                      /* AH: 24 bytes */
+		put16(b + off + so, s->sport);
+		put16(b + off + so + 2, s->dport);
+		k->src_port = htons(s->sport);
+		k->dst_port = htons(s->dport);
+		SET_NEED(p, XTCAM_F_L4, off + so + 4);
+		off += so + 4;
 	}
 	p->hdr_end = off;
 l4done:
@@ -431,6 +459,12 @@ void pkt_expect(const struct pkt *p, const struct xtcam_raw_spec *raw, int len,
 	}
 	if (fl & XTCAM_F_PROTO)
 		k->ip_proto = f->ip_proto;
+	if (fl & XTCAM_F_L3X) {
+		memcpy(k->src_ip, f->src_ip, 16);
+		memcpy(k->dst_ip, f->dst_ip, 16);
+		k->ip_tos = f->ip_tos;
+		k->ip_proto = f->ip_proto;
+	}
 	if (fl & XTCAM_F_L4) {
 		k->src_port = f->src_port;
 		k->dst_port = f->dst_port;

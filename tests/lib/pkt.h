@@ -35,6 +35,7 @@ struct pkt_spec {
 	                            * length: the frame's bytes after it are
 	                            * then padding, outside the datagram */
 	uint16_t iplen;
+	uint16_t arp_op;           /* ARP/RARP opcode; 0 means 1 (request) */
 };
 
 struct pkt {

@@ -326,6 +326,55 @@ Test(cli, save_restore_roundtrip)
 	unlink(path);
 }
 
+/* flower's keywords: rule show prints each as given (protocol stays
+ * protocol, eth_type eth_type), and save/restore gives them back */
+Test(cli, flower_keywords_show_save_restore)
+{
+	static const char *const lines[] = {
+		"handle 1 prio 1 protocol ipv4 ip_proto udp action drop",
+		"handle 2 prio 2 protocol 802.1Q vlan_id 5 vlan_ethtype ipv4 action drop",
+		"handle 3 prio 3 eth_type ipv4 action pass",
+		"handle 4 prio 4 protocol arp arp_op reply arp_sip 10.0.0.0/8 arp_sha 00:11:22:33:44:55 action drop",
+		"handle 5 prio 5 protocol mpls_uc mpls lse depth 1 label 100 lse depth 2 bos 1 action drop",
+		"handle 6 prio 6 protocol mpls_uc mpls_label 7 mpls_ttl 9 action drop",
+		"handle 7 prio 7 pppoe_sid 7 ppp_proto ipv6 action drop",
+		"handle 8 prio 8 ip_proto l2tp l2tpv3_sid 9 action drop",
+		"handle 9 prio 9 ip_proto esp spi 0xabc action drop",
+		"handle 10 prio 10 cfm mdl 3 op 1 action drop",
+		"handle 11 prio 11 num_of_vlans 2 action drop",
+		"handle 12 prio 12 indev lo action drop",
+	};
+	char *a, *b, *o = NULL, path[64];
+	size_t i;
+
+	XT_OK("block add fl");
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		XT_OK("rule add fl %s", lines[i]);
+	cr_assert_eq(t_xtcam(&o, "rule show fl"), 0);
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		cr_expect(strstr(o, lines[i]), "rule show lacks \"%s\":\n%s", lines[i], o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "-j rule show fl"), 0);
+	cr_expect(strstr(o, "\"mpls\":\"lse depth 1 label 100 lse depth 2 bos 1\""), "%s", o);
+	cr_expect(strstr(o, "\"protocol\":\"802.1Q\""), "%s", o);
+	cr_expect(strstr(o, "\"indev\":\"lo\""), "%s", o);
+	free(o);
+	/* refused keywords: EOPNOTSUPP's message, nothing added */
+	cr_assert_eq(t_xtcam(&o, "rule add fl prio 20 ct_state +trk action drop"), 1);
+	cr_expect(strstr(o, "ct_state: a tc-flower keyword xtcam does not support"), "%s", o);
+	free(o);
+	a = snapshot();
+	snprintf(path, sizeof(path), "/tmp/xtcam-test-fl-%d.save", (int)getpid());
+	cr_assert_eq(t_sh(NULL, "%s save > %s", getenv("XTCAM_BIN"), path), 0);
+	XT_OK("flush");
+	XT_OK("restore %s", path);
+	b = snapshot();
+	cr_assert_str_eq(b, a, "restore gives back the same rules:\n%s\n---\n%s", a, b);
+	free(a);
+	free(b);
+	unlink(path);
+}
+
 Test(cli, concurrent_invocations_are_serialised, .timeout = 120)
 {
 	char *o = NULL;

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <linux/bpf.h>
+#include <stdio.h>
 #include <string.h>
 #include "xtcam/dp.h"
 #include "xtcam/syntax.h"
@@ -68,6 +69,9 @@ static void parse(const struct pkt *p, int len, struct xtcam_key *k)
 	cr_assert_eq(err, 0, "test run (len %d): %s", len, strerror(-err));
 	cr_assert_eq(ret, XDP_PASS, "empty block passes (len %d, got %u)", len, ret);
 	cr_assert_eq(t_scratch(dp, &s), 0);
+	/* BPF_PROG_TEST_RUN runs the frame as from the loopback device */
+	cr_assert_eq(s.key.ifindex, 1, "ifindex %u (len %d)", s.key.ifindex, len);
+	s.key.ifindex = 0;
 	*k = s.key;
 }
 
@@ -100,10 +104,10 @@ static void check_all(const char *name, const struct pkt_spec *s)
 		/* no field without its flag, whatever the builder says */
 		if (!(k.flags & XTCAM_F_L4))
 			cr_assert(!k.src_port && !k.dst_port, "%s/%d: ports without L4", name, len);
-		if (!(k.flags & XTCAM_F_L3))
+		if (!(k.flags & (XTCAM_F_L3 | XTCAM_F_L3X)))
 			cr_assert(!k.src_ip[0] && !k.dst_ip[0] && !k.ip_ttl,
 				  "%s/%d: addresses without L3", name, len);
-		if (!(k.flags & XTCAM_F_PROTO))
+		if (!(k.flags & (XTCAM_F_PROTO | XTCAM_F_L3X)))
 			cr_assert(!k.ip_proto, "%s/%d: proto without PROTO", name, len);
 	}
 }
@@ -409,9 +413,27 @@ Test(parser, arp_and_other)
 
 	s.eth_type = 0x0806;
 	full(&s, &p, &k);
-	cr_assert_eq(k.flags, XTCAM_F_ETH, "ARP: Ethernet fields only");
+	/* an Ethernet/IPv4 request: its fields in the IP ones (key.h) */
+	cr_assert_eq(k.flags, XTCAM_F_ETH | XTCAM_F_L3X, "ARP: flags %#x", k.flags);
 	cr_assert_eq(k.eth_type, htons(0x0806));
+	cr_assert_eq(k.ip_proto, 1);
+	cr_assert_eq(ntohl(k.src_ip[0]), 0x0a000001);
+	cr_assert_eq(ntohl(k.dst_ip[0]), 0x0a000002);
+	cr_assert_eq(((uint8_t *)k.src_ip)[9], 0x01, "sender MAC");
 	check_all("arp", &s);
+	s.arp_op = 2;
+	s.eth_type = 0x8035;
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, XTCAM_F_ETH | XTCAM_F_L3X);
+	cr_assert_eq(k.ip_proto, 2);
+	check_all("rarp-reply", &s);
+	/* another opcode: flower's dissector reads nothing of it either */
+	s.arp_op = 3;
+	full(&s, &p, &k);
+	cr_assert_eq(k.flags, XTCAM_F_ETH | XTCAM_F_BAD);
+	cr_assert_eq(k.ip_proto, 0);
+	check_all("arp-op3", &s);
+	s = base();
 	s.eth_type = 0x88cc;
 	full(&s, &p, &k);
 	cr_assert_eq(k.flags, XTCAM_F_ETH);
@@ -757,4 +779,208 @@ Test(parser, padding_does_not_match_a_port_rule)
 	cr_assert_eq(t_scratch(dp, &sc), 0);
 	cr_assert_eq(ret, XDP_PASS, "a 20-byte datagram with UDP/53 in its padding is not");
 	cr_assert_eq(sc.result_rank, XTCAM_RANK_NONE);
+}
+
+/* --- flower's headers that are not IP -------------------------------------- */
+
+Test(parser, qinq_outer_tpid)
+{
+	struct pkt_spec s = base();
+	struct xtcam_key k;
+	struct pkt p;
+
+	s.nvlan = 2;
+	s.tpid[0] = 0x88a8;
+	s.tpid[1] = 0x8100;
+	s.tci[0] = 10;
+	s.tci[1] = 20;
+	full(&s, &p, &k);
+	cr_assert(k.flags & XTCAM_F_OUTER_AD, "802.1ad outer tag: flags %#x", k.flags);
+	check_all("qinq-ad", &s);
+	s.tpid[0] = 0x8100;
+	full(&s, &p, &k);
+	cr_assert(!(k.flags & XTCAM_F_OUTER_AD), "802.1Q outer tag");
+	check_all("qinq-q", &s);
+}
+
+Test(parser, l2tpv3_esp_ah)
+{
+	static const uint8_t protos[] = { 115, 50, 51 };
+	struct pkt_spec s = base();
+	struct xtcam_key k;
+	struct pkt p;
+	size_t i;
+
+	for (i = 0; i < sizeof(protos); i++) {
+		char name[32];
+
+		s = base();
+		s.proto = protos[i];
+		s.sport = 0x1234;
+		s.dport = 0xabcd;
+		full(&s, &p, &k);
+		cr_assert(k.flags & XTCAM_F_L4, "proto %u: flags %#x", protos[i], k.flags);
+		cr_assert_eq(ntohs(k.src_port), 0x1234, "proto %u", protos[i]);
+		cr_assert_eq(ntohs(k.dst_port), 0xabcd, "proto %u", protos[i]);
+		snprintf(name, sizeof(name), "ipproto-%u", protos[i]);
+		check_all(name, &s);
+		if (protos[i] != 51) {
+			v6(&s);
+			s.proto = protos[i];
+			snprintf(name, sizeof(name), "ipv6-ipproto-%u", protos[i]);
+			check_all(name, &s);
+		}
+		/* a later fragment has none */
+		s = base();
+		s.proto = protos[i];
+		s.frag = 2;
+		full(&s, &p, &k);
+		cr_assert(!(k.flags & XTCAM_F_L4));
+	}
+}
+
+/* A frame written by hand, and the key the parser must give for it. */
+static void frame_key(const uint8_t *f, int len, const struct xtcam_key *want,
+		      const char *what)
+{
+	struct xtcam_key k;
+	static struct pkt p;
+
+	memset(&p, 0, sizeof(p));
+	memcpy(p.buf, f, (size_t)len);
+	parse(&p, len, &k);
+	assert_key(&k, want, what, len);
+}
+
+static int eth_hdr(uint8_t *f, uint16_t tpid, uint16_t et)
+{
+	int off = 12;
+
+	memset(f, 0, 128);
+	f[5] = 2;
+	f[11] = 1;
+	if (tpid) {
+		f[off++] = (uint8_t)(tpid >> 8);
+		f[off++] = (uint8_t)tpid;
+		f[off++] = 0;
+		f[off++] = 7;
+	}
+	f[off++] = (uint8_t)(et >> 8);
+	f[off++] = (uint8_t)et;
+	return off;
+}
+
+static void key_eth(struct xtcam_key *k, uint16_t tpid, uint16_t et)
+{
+	memset(k, 0, sizeof(*k));
+	k->dst_mac[5] = 2;
+	k->src_mac[5] = 1;
+	k->flags = XTCAM_F_ETH;
+	k->eth_type = htons(et);
+	if (tpid) {
+		k->flags |= XTCAM_F_VLAN1;
+		if (tpid == 0x88a8)
+			k->flags |= XTCAM_F_OUTER_AD;
+		k->vlan_tci = htons(7);
+		k->vlan_ethtype = htons(et);
+	}
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+Test(parser, mpls)
+{
+	static const uint32_t lses[5] = {
+		1000u << 12 | 3 << 9 | 64, 2000u << 12 | 63, 3000u << 12 | 62,
+		4000u << 12 | 61, 5000u << 12 | 1 << 8 | 60,
+	};
+	struct xtcam_key want;
+	uint8_t f[128];
+	int n, i, off, cut;
+
+	/* one to five entries, the last with bottom of stack; the parser
+	 * keeps the first XTCAM_MAX_MPLS */
+	for (n = 1; n <= 5; n++) {
+		char what[32];
+
+		off = eth_hdr(f, n == 2 ? 0x8100 : 0, n == 3 ? 0x8848 : 0x8847);
+		for (i = 0; i < n; i++) {
+			uint32_t l = lses[i] | (i == n - 1 ? 1u << 8 : 0);
+
+			put32(f + off + 4 * i, l);
+		}
+		off += 4 * n + 20;
+		key_eth(&want, n == 2 ? 0x8100 : 0, n == 3 ? 0x8848 : 0x8847);
+		want.flags |= XTCAM_F_L3X;
+		for (i = 0; i < n && i < XTCAM_MAX_MPLS; i++) {
+			want.src_ip[i] = htonl(lses[i] | (i == n - 1 ? 1u << 8 : 0));
+			want.ip_proto |= (uint8_t)(1u << i);
+		}
+		snprintf(what, sizeof(what), "mpls %d", n);
+		frame_key(f, off, &want, what);
+	}
+	/* cut: the entries that are whole, then TRUNC */
+	off = eth_hdr(f, 0, 0x8847);
+	put32(f + off, lses[0]);
+	put32(f + off + 4, lses[1] | 1u << 8);
+	for (cut = off; cut < off + 8; cut++) {
+		key_eth(&want, 0, 0x8847);
+		want.flags |= XTCAM_F_TRUNC;
+		if (cut >= off + 4) {
+			want.flags |= XTCAM_F_L3X;
+			want.src_ip[0] = htonl(lses[0]);
+			want.ip_proto = 1;
+		}
+		frame_key(f, cut, &want, "mpls cut");
+	}
+}
+
+Test(parser, pppoe_cfm)
+{
+	struct xtcam_key want;
+	uint8_t f[128];
+	int off, cut;
+
+	/* PPPoE session, PPP protocol IPv4 (0x0021) and compressed (0x21) */
+	off = eth_hdr(f, 0, 0x8864);
+	f[off] = 0x11;
+	f[off + 2] = 0x12;
+	f[off + 3] = 0x34;
+	f[off + 6] = 0x00;
+	f[off + 7] = 0x21;
+	key_eth(&want, 0, 0x8864);
+	want.flags |= XTCAM_F_L3X;
+	want.src_ip[0] = htonl(0x12340021);
+	frame_key(f, off + 40, &want, "pppoe");
+	f[off + 6] = 0x21;           /* compressed: one byte, odd */
+	f[off + 7] = 0x45;
+	frame_key(f, off + 40, &want, "pppoe compressed");
+	for (cut = off; cut < off + 8; cut++) {
+		key_eth(&want, 0, 0x8864);
+		want.flags |= XTCAM_F_TRUNC;
+		frame_key(f, cut, &want, "pppoe cut");
+	}
+	f[off] = 0x12;               /* version 2: not a session header */
+	key_eth(&want, 0, 0x8864);
+	want.flags |= XTCAM_F_BAD;
+	frame_key(f, off + 40, &want, "pppoe version 2");
+
+	/* CFM behind an 802.1ad tag */
+	off = eth_hdr(f, 0x88a8, 0x8902);
+	f[off] = 5 << 5;             /* MD level 5, version 0 */
+	f[off + 1] = 3;              /* opcode */
+	key_eth(&want, 0x88a8, 0x8902);
+	want.flags |= XTCAM_F_L3X;
+	want.ip_tos = 5 << 5;
+	want.ip_proto = 3;
+	frame_key(f, off + 46, &want, "cfm");
+	key_eth(&want, 0x88a8, 0x8902);
+	want.flags |= XTCAM_F_TRUNC;
+	frame_key(f, off + 1, &want, "cfm cut");
 }

@@ -15,7 +15,7 @@ static int usage(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "xtcam: import: ");
 	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nUsage: xtcam import tc FILE|- [dev DEV | block N] [--force]\n");
+	fprintf(stderr, "\nUsage: xtcam import tc FILE|- [dev DEV | block N] [netns NS] [--force]\n");
 	return 2;
 }
 
@@ -48,7 +48,27 @@ static int read_all(FILE *f, char **buf, size_t *len)
 	return 0;
 }
 
-int cli_import(int argc, char **argv)
+static void print_json(const char *out, const char *msgs, bool pretty)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+	const char *p = msgs;
+
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t l = nl ? (size_t)(nl - p) : strlen(p);
+
+		json_object_array_add(a, json_object_new_string_len(p, (int)l));
+		p += l + (nl ? 1 : 0);
+	}
+	json_object_object_add(o, "config", out ? json_object_new_string(out) : NULL);
+	json_object_object_add(o, "messages", a);
+	puts(json_object_to_json_string_ext(o, (pretty ? JSON_C_TO_STRING_PRETTY :
+					       JSON_C_TO_STRING_PLAIN) |
+					       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+int cli_import(int argc, char **argv, bool json, bool pretty)
 {
 	struct xtcam_import_opts o = { 0 };
 	const char *file = NULL;
@@ -63,6 +83,11 @@ int cli_import(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--force") || !strcmp(argv[i], "force")) {
 			o.force = true;
+		} else if (!strcmp(argv[i], "netns") && i + 1 < argc && !o.netns) {
+			o.netns = argv[++i];
+			if (!*o.netns || strchr(o.netns, '/') || strpbrk(o.netns, " \t\n") ||
+			    o.netns[0] == '#' || strlen(o.netns) >= XTCAM_NETNS_MAX)
+				return usage("netns \"%s\" is not a namespace name", o.netns);
 		} else if (!strcmp(argv[i], "dev") && i + 1 < argc && !o.dev && !o.block) {
 			o.dev = argv[++i];
 		} else if (!strcmp(argv[i], "block") && i + 1 < argc && !o.dev && !o.block) {
@@ -99,6 +124,12 @@ int cli_import(int argc, char **argv)
 	}
 	e = xtcam_import_tc(in, len, &o, &out, &msgs);
 	free(in);
+	if (json && e != -ENOMEM) {
+		print_json(out, msgs, pretty);
+		free(out);
+		free(msgs);
+		return e ? 1 : 0;
+	}
 	if (msgs) {
 		char *p = msgs, *nl;
 

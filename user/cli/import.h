@@ -8,8 +8,9 @@
 #include "xtcam/loader.h"
 #include "xtcam/syntax.h"
 
-/* xtcam import tc FILE|- [dev DEV | block N] [--force]; the exit status */
-int cli_import(int argc, char **argv);
+/* xtcam import tc FILE|- [dev DEV | block N] [netns NS] [--force]; the
+ * exit status.  json: {"config": TEXT|null, "messages": [LINE, ...]}. */
+int cli_import(int argc, char **argv, bool json, bool pretty);
 
 /* xtcam_rule_parse() for `rule add`, with tc's words (xtcam_rule_parse_tc()):
  * a flower rule without pref gets tc's automatic priority in block, and

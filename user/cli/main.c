@@ -150,7 +150,7 @@ static const char *help_main =
 "Usage: xtcam [OPTIONS] OBJECT { COMMAND | help }\n"
 "       xtcam save > FILE ; xtcam restore FILE|-\n"
 "       xtcam flush\n"
-"       xtcam import tc FILE|- [dev DEV | block N] [--force] > SAVEFILE\n"
+"       xtcam import tc FILE|- [dev DEV | block N] [netns NS] [--force] > FILE\n"
 "where  OBJECT := { block | bind | unbind | rule | counters }\n"
 "       OPTIONS := { -j[son] | -p[retty] | -v[erbose] | -V[ersion] |\n"
 "                    -w[ait] SECONDS }\n"
@@ -189,6 +189,8 @@ static const char *help_rule =
 "                  src_port P[-P] | dst_port P[-P] | tcp_flags HEX[/HEX] | type T | code C |\n"
 "                  raw1 V[/M] | raw2 V[/M] }\n"
 "       ACTION := { drop | pass | tx | redirect dev IFNAME [netns NS] | cpu N }\n"
+"       or tc's: [pref P] [handle H] protocol PROTO flower [skip_hw|skip_sw] MATCH...\n"
+"                action gact drop|pass | action mirred egress redirect dev IFNAME\n"
 "P and H are decimal (or 0x hex); a leading zero or a sign is refused.\n"
 "See docs/rule-syntax.md.\n";
 
@@ -946,6 +948,6 @@ int main(int argc, char **argv)
 	if (!strcmp(obj, "restore"))
 		return do_restore(argc - 1, argv + 1);
 	if (!strcmp(obj, "import"))
-		return cli_import(argc - 1, argv + 1);
+		return cli_import(argc - 1, argv + 1, json_out, pretty);
 	return do_flush(argc - 1);
 }

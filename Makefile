@@ -92,6 +92,8 @@ BENCH_BPF := $(patsubst bench/progs/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(wildcard be
 TEST_BINS := $(if $(UNIT_SRCS),$(BUILD)/tests/unit) \
 	     $(if $(PROG_SRCS),$(BUILD)/tests/prog) \
 	     $(if $(NET_SRCS),$(BUILD)/tests/net)
+# the cls_flower differential test's generator, sender and judge
+TEST_BINS += $(BUILD)/tests/flower-oracle
 
 .PHONY: all deps vm-deps test check bench demo vmtest install uninstall clean help man deb
 
@@ -285,6 +287,10 @@ $(BUILD)/tests/net: $(NET_SRCS) $(BUILD)/libxtcam.a $(TLIB_OBJS) $(HDRS) $(SKELS
 	$(call msg,CC-TEST,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(XCFLAGS) -Itests/lib -o $@ \
 		$(NET_SRCS) $(TLIB_OBJS) $(BUILD)/libxtcam.a -lcriterion $(PKG_LIBS) -lelf -lz
+
+$(BUILD)/tests/flower-oracle: tests/flower/oracle.c | $(BUILD)
+	$(call msg,CC-TEST,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< $(PKG_LIBS)
 
 # --- benchmarks ------------------------------------------------------------
 $(BUILD)/bench/%.bpf.o: bench/progs/%.bpf.c $(BPF_HDRS) | $(BUILD)

@@ -139,7 +139,7 @@ void xtcam_dp_free(struct xtcam_dp *dp)
 
 	if (!dp)
 		return;
-	dp_unmap(dp);
+	dp_unmap(dp, true);
 	if (dp->skel) {
 		xtcam__destroy(dp->skel);
 	} else {
@@ -2170,6 +2170,7 @@ static int ip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *op, char *err
 
 	memset(&a, 0, sizeof(a));
 	memset(&dc, 0, sizeof(dc));
+	dp_unmap(dp, false);
 	e = txn_begin(&t, dp, err, errlen);
 	if (e)
 		goto out;
@@ -2693,6 +2694,7 @@ __u64 xtcam_dp_classify(struct xtcam_dp *dp, const struct xtcam_key *k,
 	const struct xtcam_tlist *tl;
 	unsigned int np = 0;
 
+	dp_unmap(dp, false);
 	/* the family's list, as the BPF program walks it, and the words
 	 * single changes publish (list bounds, n, next, slots) read once
 	 * each, in the program's order */

@@ -33,8 +33,8 @@ struct xtcam_dp {
 		int m;
 		size_t off, len;
 		void *p;
-	} win[16];
-	int nwin;
+	} *win;
+	int nwin, capwin;
 };
 
 size_t dp_vsz(const struct xtcam_dp *dp, int m);
@@ -52,7 +52,9 @@ int dp_sync(struct xtcam_dp *dp);
  * that an aligned word store there is what frames in flight see.  NULL
  * with errno set on failure. */
 void *dp_elem(struct xtcam_dp *dp, int m, __u64 idx);
-void dp_unmap(struct xtcam_dp *dp);
+/* Unmap the windows (all, or only when there are many): pointers from
+ * dp_elem stay valid until then. */
+void dp_unmap(struct xtcam_dp *dp, bool all);
 
 /* gen-relative maps: their keys are translated per generation */
 static inline bool dp_is_gen_map(int m)

@@ -373,8 +373,15 @@ void *dp_elem(struct xtcam_dp *dp, int m, __u64 idx)
 		if (wo + wl > total)
 			wl = total - wo;
 	}
-	if (dp->nwin == (int)(sizeof(dp->win) / sizeof(dp->win[0])))
-		dp_unmap(dp);
+	if (dp->nwin == dp->capwin) {
+		int c = dp->capwin ? 2 * dp->capwin : 16;
+		struct dp_win *nw = realloc(dp->win, (size_t)c * sizeof(*nw));
+
+		if (!nw)
+			return NULL;
+		dp->win = nw;
+		dp->capwin = c;
+	}
 	p = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_SHARED, dp->fd[m], (off_t)wo);
 	if (p == MAP_FAILED)
 		return NULL;
@@ -386,11 +393,18 @@ void *dp_elem(struct xtcam_dp *dp, int m, __u64 idx)
 	return (char *)p + (off - wo);
 }
 
-void dp_unmap(struct xtcam_dp *dp)
+void dp_unmap(struct xtcam_dp *dp, bool all)
 {
 	int i;
 
+	if (!all && dp->nwin < 64)
+		return;
 	for (i = 0; i < dp->nwin; i++)
 		munmap(dp->win[i].p, dp->win[i].len);
 	dp->nwin = 0;
+	if (all) {
+		free(dp->win);
+		dp->win = NULL;
+		dp->capwin = 0;
+	}
 }

@@ -498,6 +498,8 @@ struct txn {
 	__u32 ntup, ntup_orig;
 	bool tup_dirty;
 	bool empty;                 /* active generation had no rules */
+	bool live;                  /* a single change: buckets read in place,
+	                             * records and actions written directly */
 	__u32 *fslots, *fcnts, *zcnts;
 	size_t nfslots, nfcnts, nzcnts, capf, capc, capz;
 	__u32 *touched;             /* single changes: bucket elements */
@@ -922,12 +924,17 @@ static int rank_of(struct txn *t, __u32 slot, __u64 *rank)
 	return 0;
 }
 
+static struct xtcam_bucket *ip_bucket(struct xtcam_dp *dp, __u32 gen, __u32 rel);
+
 static int chain_len(struct txn *t, __u32 bidx, __u32 *len)
 {
 	__u32 e = bidx, n = 0, hops = 0;
 
 	for (;;) {
-		struct xtcam_bucket *b = mget(t, XTCAM_MAP_BUCKETS, e);
+		/* a single change reads the live chain, a batch its own
+		 * copy (which earlier changes of the batch may have changed) */
+		struct xtcam_bucket *b = t->live ? ip_bucket(t->dp, t->dp->cfg.gen, e) :
+				       mget(t, XTCAM_MAP_BUCKETS, e);
 
 		if (!b)
 			return -errno;
@@ -2174,6 +2181,7 @@ static int ip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *op, char *err
 	e = txn_begin(&t, dp, err, errlen);
 	if (e)
 		goto out;
+	t.live = true;
 	gen = dp->cfg.gen;
 	if (op->cmd != XTCAM_DP_ADD && op->cmd != XTCAM_DP_DEL &&
 	    op->cmd != XTCAM_DP_REPLACE) {
@@ -2225,9 +2233,6 @@ static int ip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *op, char *err
 		}
 	}
 	if (add) {
-		struct xtcam_rec *rp;
-		struct xtcam_action *ap;
-
 		e = xtcam_rule_compile(op->rule, &rec);
 		if (e) {
 			xtcam_set_err(err, errlen, "handle %u: malformed rule", h);
@@ -2257,16 +2262,6 @@ static int ip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *op, char *err
 			cnt = old.cnt;
 		rec.cnt = cnt;
 		rec.slot = slot;
-		rp = mget(&t, XTCAM_MAP_RECORDS, slot);
-		ap = mget(&t, XTCAM_MAP_ACTIONS, slot);
-		if (!rp || !ap) {
-			e = -errno;
-			goto out;
-		}
-		*rp = rec;
-		*ap = op->act;
-		mdirty(&t, XTCAM_MAP_RECORDS, slot);
-		mdirty(&t, XTCAM_MAP_ACTIONS, slot);
 		if (del) {
 			struct xtcam_key hm, hv, hmo, hvo;
 			__u32 tg, tm, otg, otm;
@@ -2300,9 +2295,11 @@ static int ip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *op, char *err
 	}
 
 	/* 1. what nothing refers to yet */
-	e = write_mirror(&t, XTCAM_MAP_RECORDS, 0);
-	if (!e)
-		e = write_mirror(&t, XTCAM_MAP_ACTIONS, 0);
+	if (add) {
+		e = dp_write1(dp, XTCAM_MAP_RECORDS, slot, &rec);
+		if (!e)
+			e = dp_write1(dp, XTCAM_MAP_ACTIONS, slot, &op->act);
+	}
 	if (!e)
 		e = zero_counters(&t);
 	/* 2. the active generation, word by word */

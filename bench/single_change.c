@@ -149,11 +149,11 @@ static int run(uint32_t n, int family, uint32_t sample, unsigned int flags, bool
 		fprintf(stderr, "verify: %s\n", err);
 	qsort(dt, nd, sizeof(*dt), cmp_d);
 #define D(f) (t1.f - t0.f)
-	printf("| %s | %u | %zu | %lu | %lu | %lu | %lu | %lu | %.1f | %lu | %lu | %lu | %lu | %lu | %lu | %.2f / %.2f / %.2f |",
+	printf("| %s | %u | %zu | %lu | %lu | %lu | %lu | %lu | %.1f | %lu | %lu | %lu | %lu | %lu | %lu | %lu | %.2f / %.2f / %.2f |",
 	       family == 4 ? "IPv4" : family == 6 ? "IPv6" : "mixed", n, nd, D(inplace),
 	       D(pub_append), D(pub_elem), D(pub_hole), D(pub_shift),
 	       D(pub_shift) ? (double)D(shift_len) / (double)D(pub_shift) : 0.0,
-	       D(pub_del), D(pub_swap), D(pub_two), D(flip_tuple), D(flip_space),
+	       D(pub_del), D(pub_swap), D(pub_two), D(flip_tuple), D(flip_bounds), D(flip_space),
 	       D(limbo_syncs), before, after, compact);
 	if (timed)
 		printf(" %.1f / %.1f us | %lu |", dt[nd / 2] * 1e6, dt[nd * 99 / 100] * 1e6, D(syncs));
@@ -193,9 +193,9 @@ int main(int argc, char **argv)
 	}
 	printf("| set | rules | changes | in place | append | new element | hole | shift | "
 	       "shift length | delete | replace, 1 store | replace, 2 stores | flip: new tuple | "
-	       "flip: no room | limbo waits | probes a frame: before / after / after a flip |%s\n",
+	       "flip: bounds | flip: no room | limbo waits | probes a frame: before / after / after a flip |%s\n",
 	       kernel ? " time a change: median / p99 | grace periods |" : "");
-	printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|%s\n",
+	printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|%s\n",
 	       kernel ? "---|---:|" : "");
 	for (i = 0; i < nsz; i++)
 		for (f = 0; f < 3; f++)

@@ -1778,7 +1778,24 @@ static inline __u64 ld64(const __u64 *p)
 }
 
 /* reasons a single change takes a flip */
-enum { IP_OK, IP_TUPLE, IP_SPACE };
+enum { IP_OK, IP_TUPLE, IP_SPACE, IP_BOUNDS };
+
+/* How many bounds of other tuples (those before the rule's own in a
+ * list) a single add may lower in place.  Each one lowered makes frames
+ * probe on past a tuple where they stopped before, until the next flip
+ * sorts the lists again: beyond this many the add takes a flip.
+ * XTCAM_IP_LOWER_MAX overrides it for experiments. */
+static unsigned int ip_lower_max(void)
+{
+	static int lim = -1;
+
+	if (lim < 0) {
+		const char *e = getenv("XTCAM_IP_LOWER_MAX");
+
+		lim = e && atoi(e) >= 0 ? atoi(e) : 2;
+	}
+	return (unsigned int)lim;
+}
 
 struct ipchain {                /* a chain of the active generation */
 	__u32 bidx;
@@ -1888,6 +1905,30 @@ static int ip_plan_add(struct txn *t, const struct xtcam_rec *rec, struct ipadd 
 		return 0;
 	}
 	a->ti = ti;
+	/* the bounds it would lower out of order */
+	{
+		const struct xtcam_tuple *tp = &t->tup[ti];
+		unsigned int lower = 0;
+		__u32 l, i;
+
+		for (l = 0; l < XTCAM_NLISTS; l++) {
+			const struct xtcam_tlist *tl;
+
+			if (!tuple_in_list(tp, l))
+				continue;
+			tl = dp_elem(dp, XTCAM_MAP_TLISTS,
+				     dp_abs_key(dp, XTCAM_MAP_TLISTS, l, dp->cfg.gen));
+			if (!tl)
+				return -errno;
+			for (i = 0; i < tl->n && i < XTCAM_MAX_TUPLES && tl->t[i].id != tp->id; i++)
+				if (tl->t[i].min_rank > rec->rank)
+					lower++;
+		}
+		if (lower > ip_lower_max()) {
+			*why = IP_BOUNDS;
+			return 0;
+		}
+	}
 	err = ip_read_chain(t, bucket_of(dp, &hv, &t->tup[ti]), &a->c);
 	if (err)
 		return err;
@@ -2381,6 +2422,8 @@ out:
 		e = -EAGAIN;
 		if (why == IP_TUPLE)
 			dp->st.flip_tuple++;
+		else if (why == IP_BOUNDS)
+			dp->st.flip_bounds++;
 		else
 			dp->st.flip_space++;
 	}

@@ -169,6 +169,8 @@ struct xtcam_dp_timing {
 	unsigned long bounds_lowered;   /* tuple list bounds lowered */
 	/* single changes that took a flip instead, by reason */
 	unsigned long flip_tuple;       /* a new tuple */
+	unsigned long flip_bounds;      /* too many list bounds to lower out
+	                                 * of order */
 	unsigned long flip_space;       /* no free slot, counter or element,
 	                                 * or a chain at its limit */
 	unsigned long flip_other;       /* not built for in place (arch) */

@@ -560,7 +560,7 @@ Test(traffic, single_changes_under_traffic_are_atomic, .timeout = 600)
 	cr_assert(!strstr(o, "\"action\":{\"type\":\"drop\"},\"entries\":1,\"packets\":1"),
 		  "a filler rule counted a frame");
 	free(o);
-	cr_assert_gt(last999 - first999, 1000, "traffic flowed during the changes (%lld frames)",
+	cr_assert_gt(last999 - first999, 100, "traffic flowed during the changes (%lld frames)",
 		     last999 - first999);
 	k = rule_packets("sc", 999);
 	cr_assert_geq(k, last999);

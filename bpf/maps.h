@@ -37,17 +37,21 @@ struct {
 } tuples SEC(".maps");
 
 /* each packet family's tuple list, [gen * XTCAM_NLISTS + family]: the
- * classifier's view of the tuple set, one lookup a frame */
+ * classifier's view of the tuple set, one lookup a frame.  Mapped by the
+ * loader, which lowers bounds in place by word stores. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 2 * XTCAM_NLISTS);
 	__type(key, __u32);
 	__type(value, struct xtcam_tlist);
 } tlists SEC(".maps");
 
-/* bucket array, [gen * bregion + i]: candidate slots per hash bucket */
+/* bucket array, [gen * bregion + i]: candidate slots per hash bucket.
+ * Mapped by the loader, which publishes single changes by word stores. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct xtcam_bucket);

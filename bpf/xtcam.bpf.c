@@ -91,6 +91,17 @@ int xtcam_parse_nf(struct xdp_md *ctx)
 	return parse_stage(ctx, &progs_nf);
 }
 
+/*
+ * Single changes are published in place, by one aligned word store into a
+ * bucket element (user/dp.c): a slot, an element's count n, its next link.
+ * Those words are read once, with READ_ONCE, and a compiler barrier keeps
+ * clang from moving the reads that depend on them (a slot past the count,
+ * the slots of an element after its count) above them; the x86 JIT emits
+ * loads in program order.
+ */
+#define READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
+#define barrier() asm volatile("" ::: "memory")
+
 struct probe_ctx {
 	const struct xtcam_key *key;
 	__u64 best_rank;
@@ -163,7 +174,9 @@ static __always_inline int scan_slot(struct probe_ctx *pc, const struct xtcam_bu
 	if ((pc->sig ^ b->tag[j]) & b->tmask[j])
 		return 0;
 	/* the key straight from the bucket: a copy of the slot on the stack
-	 * would be one more store and load on every candidate read */
+	 * would be one more store and load on every candidate read.  The
+	 * lookup reads the slot word once; a hole (a removed candidate) is
+	 * an index past the map, so the lookup fails */
 	r = bpf_map_lookup_elem(&records, &b->slot[j]);
 	if (!r)
 		return 0;
@@ -171,7 +184,9 @@ static __always_inline int scan_slot(struct probe_ctx *pc, const struct xtcam_bu
 		return 1;
 	if (rec_match(pc->key, r)) {
 		pc->best_rank = r->rank;
-		pc->best_slot = b->slot[j];
+		/* from the record: the bucket's slot word may have changed
+		 * since the lookup read it */
+		pc->best_slot = r->slot;
 		pc->best_cnt = r->cnt;
 		return 1;
 	}
@@ -184,8 +199,9 @@ static __always_inline int scan_slot(struct probe_ctx *pc, const struct xtcam_bu
  * cannot match).  Returns 1 when the chain is done. */
 static __always_inline int scan_elem(struct probe_ctx *pc, const struct xtcam_bucket *b)
 {
-	__u32 n = b->n;
+	__u32 n = READ_ONCE(b->n), next;
 
+	barrier();
 	/* sorted: when the first rule cannot beat the best hit, none can */
 	if ((__u64)b->prio << 32 >= pc->best_rank)
 		return 1;
@@ -202,9 +218,10 @@ static __always_inline int scan_elem(struct probe_ctx *pc, const struct xtcam_bu
 	XTCAM_SCAN(4); XTCAM_SCAN(5); XTCAM_SCAN(6); XTCAM_SCAN(7);
 #undef XTCAM_SCAN
 next:
-	if (!b->next)
+	next = READ_ONCE(b->next);
+	if (!next)
 		return 1;
-	pc->bi = pc->bbase + b->next - 1;
+	pc->bi = pc->bbase + next - 1;
 	return 0;
 }
 

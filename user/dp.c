@@ -84,7 +84,8 @@ void xtcam_dp_geom_init(struct xtcam_dp_geom *g, __u32 capacity)
 	g->slot_words = (g->nslots + 63) / 64;
 	g->cnt_words = (g->ncnt + 63) / 64;
 	g->ovf_words = (nb / 4 + 63) / 64;
-	g->alloc_words = g->slot_words + g->cnt_words + g->ovf_words;
+	g->limbo_base = g->slot_words + g->cnt_words + g->ovf_words;
+	g->alloc_words = 2 * g->limbo_base;
 }
 
 static void dp_sizes(struct xtcam_dp *dp)
@@ -138,6 +139,7 @@ void xtcam_dp_free(struct xtcam_dp *dp)
 
 	if (!dp)
 		return;
+	dp_unmap(dp, true);
 	if (dp->skel) {
 		xtcam__destroy(dp->skel);
 	} else {
@@ -337,6 +339,7 @@ const struct xtcam_dp_geom *xtcam_dp_geom(const struct xtcam_dp *dp)
 
 void xtcam_dp_timing(const struct xtcam_dp *dp, struct xtcam_dp_timing *t)
 {
+	*t = dp->st;
 	t->sync_s = dp->stat_sync_s;
 	t->syncs = dp->stat_syncs;
 	t->syscalls = dp->stat_syscalls;
@@ -495,8 +498,12 @@ struct txn {
 	__u32 ntup, ntup_orig;
 	bool tup_dirty;
 	bool empty;                 /* active generation had no rules */
+	bool live;                  /* a single change: buckets read in place,
+	                             * records and actions written directly */
 	__u32 *fslots, *fcnts, *zcnts;
 	size_t nfslots, nfcnts, nzcnts, capf, capc, capz;
+	__u32 *touched;             /* single changes: bucket elements */
+	size_t ntouched, capt;
 	__u32 hint_slot, hint_cnt, hint_ovf;
 	bool cut24[2];              /* IPv4 src, dst: a /24 level (plan_cuts) */
 	char *err;
@@ -651,8 +658,33 @@ static int txn_begin(struct txn *t, struct xtcam_dp *dp, char *err, size_t errle
 			  dp_abs_key(dp, XTCAM_MAP_TUPLES, 0, dp->cfg.gen), t->ntup, t->tup);
 	if (e)
 		return e;
-	t->empty = t->gen.nrules == 0;
+	/* holes or limbo left by single changes: the maps are not zero */
+	t->empty = t->gen.nrules == 0 && !t->gen.holes && !t->gen.limbo;
 	return 0;
+}
+
+/* Before a flip: the tuple set as single changes left it (empty tuples,
+ * bounds lowered out of order) made exact again: empty tuples go, the
+ * rest sorted by min_rank, and the lists are written again from it. */
+static void txn_tidy(struct txn *t)
+{
+	__u32 i, k = 0;
+
+	for (i = 0; i < t->ntup; i++)
+		if (t->tup[i].nrules)
+			t->tup[k++] = t->tup[i];
+	t->ntup = k;
+	for (i = 1; i < t->ntup; i++) {
+		struct xtcam_tuple x = t->tup[i];
+		__u32 j = i;
+
+		while (j > 0 && t->tup[j - 1].min_rank > x.min_rank) {
+			t->tup[j] = t->tup[j - 1];
+			j--;
+		}
+		t->tup[j] = x;
+	}
+	t->tup_dirty = true;
 }
 
 static void txn_free(struct txn *t)
@@ -668,6 +700,7 @@ static void txn_free(struct txn *t)
 	free(t->fslots);
 	free(t->fcnts);
 	free(t->zcnts);
+	free(t->touched);
 }
 
 /* Bitmap allocation in the ALLOC region [base, base + nbits). */
@@ -813,8 +846,11 @@ static int chain_read(struct txn *t, __u32 bidx, struct chain *c)
 		if (c->ne == XTCAM_MAX_CHAIN || b->n > XTCAM_BUCKET_SLOTS)
 			return -EUCLEAN;
 		c->elems[c->ne++] = e;
+		/* holes left by single changes are dropped: the chain is
+		 * written again whole */
 		for (i = 0; i < b->n; i++)
-			c->slots[c->ns++] = b->slot[i];
+			if (b->slot[i] != XTCAM_SLOT_HOLE)
+				c->slots[c->ns++] = b->slot[i];
 		if (!b->next)
 			return 0;
 		e = b->next - 1;
@@ -888,12 +924,17 @@ static int rank_of(struct txn *t, __u32 slot, __u64 *rank)
 	return 0;
 }
 
+static struct xtcam_bucket *ip_bucket(struct xtcam_dp *dp, __u32 gen, __u32 rel);
+
 static int chain_len(struct txn *t, __u32 bidx, __u32 *len)
 {
 	__u32 e = bidx, n = 0, hops = 0;
 
 	for (;;) {
-		struct xtcam_bucket *b = mget(t, XTCAM_MAP_BUCKETS, e);
+		/* a single change reads the live chain, a batch its own
+		 * copy (which earlier changes of the batch may have changed) */
+		struct xtcam_bucket *b = t->live ? ip_bucket(t->dp, t->dp->cfg.gen, e) :
+				       mget(t, XTCAM_MAP_BUCKETS, e);
 
 		if (!b)
 			return -errno;
@@ -1254,6 +1295,7 @@ static int do_insert(struct txn *t, const struct xtcam_rule *r,
 			return err;
 	}
 	rec.cnt = cnt;
+	rec.slot = slot;
 	rp = mget(t, XTCAM_MAP_RECORDS, slot);
 	ap = mget(t, XTCAM_MAP_ACTIONS, slot);
 	if (!rp || !ap)
@@ -1523,6 +1565,8 @@ static int zero_counters(struct txn *t)
 	return err;
 }
 
+static int limbo_release(struct txn *t);
+
 static int txn_commit(struct txn *t)
 {
 	struct xtcam_dp *dp = t->dp;
@@ -1530,8 +1574,12 @@ static int txn_commit(struct txn *t)
 	size_t i;
 	int err;
 
-	/* slots and counters freed here were in use by the active generation:
-	 * they become free for the next change, not this one */
+	/* slots and counters freed here, and those single changes left in
+	 * limbo, were in use by the active generation: they become free for
+	 * the next change, not this one, after the grace period below */
+	err = limbo_release(t);
+	if (err)
+		return err;
 	for (i = 0; i < t->nfslots; i++)
 		if ((err = bm_free(t, SLOT_BASE(dp), t->fslots[i])))
 			return err;
@@ -1573,7 +1621,7 @@ static int txn_commit(struct txn *t)
  * active one. */
 static int recover(struct xtcam_dp *dp)
 {
-	__u32 a = dp->cfg.gen, b = !a;
+	__u32 a, b;
 	size_t n, i, j, nk = 0;
 	__u64 *keys = NULL, *wk = NULL, *dk = NULL;
 	struct xtcam_hval *vals = NULL, *wv = NULL;
@@ -1583,6 +1631,23 @@ static int recover(struct xtcam_dp *dp)
 	int err, m;
 	const int maps[] = { XTCAM_MAP_TUPLES, XTCAM_MAP_TLISTS, XTCAM_MAP_BUCKETS,
 			     XTCAM_MAP_ALLOC };
+
+	/* dirty 2: a single change stopped while writing the active
+	 * generation in place; the inactive one is as before it: frames go
+	 * back there.  Then (any change) a grace period: what the stopped
+	 * change or flip freed may still be in use by a frame */
+	if (dp->cfg.dirty == 2) {
+		dp->cfg.gen = !dp->cfg.gen;
+		dp->cfg.dirty = 1;
+		err = dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
+		if (err)
+			return err;
+	}
+	err = dp_sync(dp);
+	if (err)
+		return err;
+	a = dp->cfg.gen;
+	b = !a;
 
 	for (j = 0; j < sizeof(maps) / sizeof(maps[0]); j++) {
 		m = maps[j];
@@ -1649,18 +1714,738 @@ out:
 	return err;
 }
 
-int xtcam_dp_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
-		   size_t n, char *err, size_t errlen)
+/* --- single changes in place ------------------------------------------------
+ *
+ * A single add, delete or replace is published in the active generation by
+ * one aligned word store, with no grace period waited for:
+ *
+ *   - the record and action go into a free slot first (reachable from
+ *     nothing yet), a fresh counter is zeroed;
+ *   - tuple list bounds (min_rank) that the new rule undercuts are lowered,
+ *     each by one store (a lower bound only delays a frame's early exit);
+ *   - the chain: an element's n (or a new overflow element's link, or a
+ *     hole's slot word, or the slot word a right shift has freed) is the
+ *     one store that makes the rule reachable.  A right shift runs back to
+ *     front, each position taking a copy of its left neighbour: a frame
+ *     scanning front to back meets every old candidate at least once, in
+ *     rank order, and a duplicate is harmless;
+ *   - a deleted rule's slot word becomes XTCAM_SLOT_HOLE (its lookup fails);
+ *     n never shrinks between flips, so no frame ever reads a position
+ *     being refilled for an append;
+ *   - a replace that keeps tuple, bucket, rank and tag swaps the slot word
+ *     (one store); otherwise it adds the new version, then deletes the old
+ *     one (both carry the handle: a frame gets the old or the new verdict).
+ *
+ * Elements of a chain are full but the last, so position k of a chain is
+ * slot k % 8 of its element k / 8.  Slots, counters and overflow elements
+ * freed in place go to limbo (still taken) and are released by the next
+ * flip, after its grace period.
+ *
+ * Only the active generation is written with the protocol (config.dirty =
+ * 2: a crash leaves the inactive one as it was, and recovery flips back to
+ * it); then the touched elements are copied to the inactive one, which no
+ * frame reads (config.dirty = 1: recovery copies the active one over).
+ *
+ * The argument needs loads in program order and stores visible in program
+ * order (TSO): x86-64.  Elsewhere every change takes a flip.
+ */
+#if defined(__x86_64__)
+#define DP_INPLACE 1
+#else
+#define DP_INPLACE 0
+#endif
+
+#define LIMBO(dp) ((dp)->geom.limbo_base)
+
+static inline void st32(__u32 *p, __u32 v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static inline void st64(__u64 *p, __u64 v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static inline __u32 ld32(const __u32 *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline __u64 ld64(const __u64 *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/* reasons a single change takes a flip */
+enum { IP_OK, IP_TUPLE, IP_SPACE, IP_BOUNDS };
+
+/* How many bounds of other tuples (those before the rule's own in a
+ * list) a single add may lower in place.  Each one lowered makes frames
+ * probe on past a tuple where they stopped before, until the next flip
+ * sorts the lists again: beyond this many the add takes a flip.
+ * XTCAM_IP_LOWER_MAX overrides it for experiments. */
+static unsigned int ip_lower_max(void)
+{
+	static int lim = -1;
+
+	if (lim < 0) {
+		const char *e = getenv("XTCAM_IP_LOWER_MAX");
+
+		lim = e && atoi(e) >= 0 ? atoi(e) : 2;
+	}
+	return (unsigned int)lim;
+}
+
+struct ipchain {                /* a chain of the active generation */
+	__u32 bidx;
+	__u32 el[XTCAM_MAX_CHAIN];  /* element indexes, relative */
+	__u32 ne, len;              /* elements, positions (holes included) */
+	__u64 *rank;                /* by position; XTCAM_RANK_NONE: a hole */
+};
+
+struct ipadd {                  /* where an added rule goes */
+	struct ipchain c;
+	__u32 P, F;                 /* its position; the free one a shift
+	                             * fills (F == len: a new position) */
+	__u32 newel;                /* F == len on a full last element: the
+	                             * new overflow element, relative */
+	__u32 slot, tag, tmask, prio;
+	__u64 rank;
+	bool hole;                  /* into a hole where it sorts */
+	int ti;
+};
+
+static struct xtcam_bucket *ip_bucket(struct xtcam_dp *dp, __u32 gen, __u32 rel)
+{
+	return dp_elem(dp, XTCAM_MAP_BUCKETS, dp_abs_key(dp, XTCAM_MAP_BUCKETS, rel, gen));
+}
+
+static int ip_read_chain(struct txn *t, __u32 bidx, struct ipchain *c)
+{
+	struct xtcam_dp *dp = t->dp;
+	__u32 gen = dp->cfg.gen, e = bidx, j;
+
+	c->bidx = bidx;
+	c->ne = c->len = 0;
+	for (;;) {
+		struct xtcam_bucket *b = ip_bucket(dp, gen, e);
+		__u32 n;
+
+		if (!b)
+			return -errno;
+		n = b->n;
+		if (c->ne == XTCAM_MAX_CHAIN || n > XTCAM_BUCKET_SLOTS)
+			return -EUCLEAN;
+		if (c->ne && c->len % XTCAM_BUCKET_SLOTS)
+			return -EUCLEAN;        /* a chained element not full */
+		c->el[c->ne++] = e;
+		if (n) {
+			__u64 *r = realloc(c->rank, (c->len + n) * sizeof(*r));
+
+			if (!r)
+				return -ENOMEM;
+			c->rank = r;
+		}
+		for (j = 0; j < n; j++) {
+			struct xtcam_rec rec;
+			__u32 s = b->slot[j];
+			int err;
+
+			if (s == XTCAM_SLOT_HOLE) {
+				c->rank[c->len++] = XTCAM_RANK_NONE;
+				continue;
+			}
+			err = dp_read(dp, XTCAM_MAP_RECORDS, s, &rec);
+			if (err)
+				return err;
+			c->rank[c->len++] = rec.rank;
+		}
+		if (!b->next)
+			return 0;
+		e = b->next - 1;
+		if (e < dp->geom.nbuckets || e >= dp->geom.bregion)
+			return -EUCLEAN;
+	}
+}
+
+/* the position of a slot in a chain, or -1 */
+static long ip_find(struct xtcam_dp *dp, const struct ipchain *c, __u32 slot)
+{
+	__u32 k;
+
+	for (k = 0; k < c->len; k++) {
+		struct xtcam_bucket *b = ip_bucket(dp, dp->cfg.gen, c->el[k / XTCAM_BUCKET_SLOTS]);
+
+		if (b && b->slot[k % XTCAM_BUCKET_SLOTS] == slot)
+			return (long)k;
+	}
+	return -1;
+}
+
+/* Plan an add of rec (in a slot already taken): its tuple, chain and
+ * position; IP_TUPLE or IP_SPACE when it takes a flip. */
+static int ip_plan_add(struct txn *t, const struct xtcam_rec *rec, struct ipadd *a,
+		       int *why)
+{
+	struct xtcam_dp *dp = t->dp;
+	struct xtcam_key hm, hv;
+	__u32 k, ntup = t->ntup;
+	long q = -1, nx;
+	int ti, err;
+
+	hash_view(rec, &hm, &hv);
+	ti = choose_tuple(t, &hm, &hv, rec->rank, rec_family(rec));
+	if (t->ntup != ntup) {
+		*why = IP_TUPLE;
+		return 0;
+	}
+	if (ti < 0) {
+		*why = IP_SPACE;
+		return 0;
+	}
+	a->ti = ti;
+	/* the bounds it would lower out of order */
+	{
+		const struct xtcam_tuple *tp = &t->tup[ti];
+		unsigned int lower = 0;
+		__u32 l, i;
+
+		for (l = 0; l < XTCAM_NLISTS; l++) {
+			const struct xtcam_tlist *tl;
+
+			if (!tuple_in_list(tp, l))
+				continue;
+			tl = dp_elem(dp, XTCAM_MAP_TLISTS,
+				     dp_abs_key(dp, XTCAM_MAP_TLISTS, l, dp->cfg.gen));
+			if (!tl)
+				return -errno;
+			for (i = 0; i < tl->n && i < XTCAM_MAX_TUPLES && tl->t[i].id != tp->id; i++)
+				if (tl->t[i].min_rank > rec->rank)
+					lower++;
+		}
+		if (lower > ip_lower_max()) {
+			*why = IP_BOUNDS;
+			return 0;
+		}
+	}
+	err = ip_read_chain(t, bucket_of(dp, &hv, &t->tup[ti]), &a->c);
+	if (err)
+		return err;
+	/* after every candidate that ranks before it (or ties: the old
+	 * version of a replaced rule) */
+	for (k = 0; k < a->c.len; k++)
+		if (a->c.rank[k] != XTCAM_RANK_NONE && a->c.rank[k] <= rec->rank)
+			q = (long)k;
+	for (nx = q + 1; nx < (long)a->c.len && a->c.rank[nx] == XTCAM_RANK_NONE; nx++)
+		;
+	a->hole = nx > q + 1;
+	if (a->hole) {
+		/* a hole where it sorts */
+		a->P = a->F = (__u32)(q + 1);
+	} else {
+		a->P = (__u32)nx;
+		for (a->F = a->P + 1; a->F < a->c.len && a->c.rank[a->F] != XTCAM_RANK_NONE;
+		     a->F++)
+			;
+		if (a->P == a->c.len)
+			a->F = a->P;
+	}
+	a->newel = 0;
+	if (a->F == a->c.len) {
+		if (a->c.len == XTCAM_MAX_CHAIN * XTCAM_BUCKET_SLOTS) {
+			*why = IP_SPACE;
+			return 0;
+		}
+		if (a->c.len && a->c.len % XTCAM_BUCKET_SLOTS == 0) {
+			__u32 o;
+
+			if (bm_alloc(t, OVF_BASE(dp), dp->geom.bregion - dp->geom.nbuckets,
+				     &t->hint_ovf, &o)) {
+				*why = IP_SPACE;
+				return 0;
+			}
+			a->newel = dp->geom.nbuckets + o;
+		}
+	}
+	rec_tag(rec, &a->tag, &a->tmask);
+	a->prio = (__u32)(rec->rank >> 32);
+	a->rank = rec->rank;
+	*why = IP_OK;
+	return 0;
+}
+
+/* an element to copy to the inactive generation afterwards */
+static int ip_touch(struct txn *t, __u32 rel)
+{
+	return push_u32(&t->touched, &t->ntouched, &t->capt, rel);
+}
+
+/* Write visible position k of chain c (generation gen): the candidate in
+ * slot s, with its tag; the element's priority lowered first. */
+static void ip_put(struct xtcam_dp *dp, const struct ipchain *c, __u32 k, __u32 s,
+		   __u32 tag, __u32 tmask, __u32 prio)
+{
+	struct xtcam_bucket *b = ip_bucket(dp, dp->cfg.gen, c->el[k / XTCAM_BUCKET_SLOTS]);
+	__u32 j = k % XTCAM_BUCKET_SLOTS;
+
+	if (prio < b->prio)
+		st32(&b->prio, prio);
+	st32(&b->tag[j], tag);
+	st32(&b->tmask[j], tmask);
+	st32(&b->slot[j], s);
+}
+
+/* Publish a planned add in the active generation. */
+static void ip_exec_add(struct txn *t, struct ipadd *a)
+{
+	struct xtcam_dp *dp = t->dp;
+	struct ipchain *c = &a->c;
+	__u32 gen = dp->cfg.gen, k, i, l;
+	const struct xtcam_tuple *tp = &t->tup[a->ti];
+
+	/* bounds: every list holding the tuple, at and before it */
+	for (l = 0; l < XTCAM_NLISTS; l++) {
+		struct xtcam_tlist *tl;
+		__u32 n;
+
+		if (!tuple_in_list(tp, l))
+			continue;
+		tl = dp_elem(dp, XTCAM_MAP_TLISTS, dp_abs_key(dp, XTCAM_MAP_TLISTS, l, gen));
+		if (!tl)
+			continue;
+		n = tl->n;
+		for (i = 0; i < n && i < XTCAM_MAX_TUPLES && tl->t[i].id != tp->id; i++)
+			;
+		if (i == n || i == XTCAM_MAX_TUPLES)
+			continue;
+		for (k = 0; k <= i; k++)
+			if (tl->t[k].min_rank > a->rank) {
+				st64(&tl->t[k].min_rank, a->rank);
+				dp->st.bounds_lowered++;
+			}
+	}
+	/* (pushes checked for room in ip_apply) */
+	for (k = 0; k < c->ne; k++)
+		ip_touch(t, c->el[k]);
+	/* the free position at the end */
+	if (a->F == c->len) {
+		__u32 s, tg, tm, pr;
+		struct xtcam_bucket *b;
+
+		if (a->P == c->len) {
+			s = a->slot, tg = a->tag, tm = a->tmask, pr = a->prio;
+		} else {
+			struct xtcam_bucket *lb = ip_bucket(dp, gen, c->el[(c->len - 1) / XTCAM_BUCKET_SLOTS]);
+			__u32 j = (c->len - 1) % XTCAM_BUCKET_SLOTS;
+
+			s = lb->slot[j], tg = lb->tag[j], tm = lb->tmask[j];
+			pr = (__u32)(c->rank[c->len - 1] >> 32);
+		}
+		if (a->newel) {
+			struct xtcam_bucket *last = ip_bucket(dp, gen, c->el[c->ne - 1]);
+
+			b = ip_bucket(dp, gen, a->newel);
+			/* not reachable yet: any order */
+			memset(b, 0, sizeof(*b));
+			b->prio = pr;
+			b->slot[0] = s;
+			b->tag[0] = tg;
+			b->tmask[0] = tm;
+			b->n = 1;
+			ip_touch(t, a->newel);
+			st32(&last->next, a->newel + 1);
+			if (a->P == c->len)
+				dp->st.pub_elem++;
+		} else {
+			__u32 j = c->len % XTCAM_BUCKET_SLOTS;
+
+			b = ip_bucket(dp, gen, c->el[c->ne - 1]);
+			if (j == 0 && pr < b->prio)
+				st32(&b->prio, pr);
+			if (c->len == 0)
+				st32(&b->prio, pr);
+			st32(&b->tag[j], tg);
+			st32(&b->tmask[j], tm);
+			st32(&b->slot[j], s);
+			st32(&b->n, j + 1);
+			if (a->P == c->len)
+				dp->st.pub_append++;
+		}
+		if (a->P == c->len)
+			return;
+	}
+	/* the right shift, back to front, then the publishing store */
+	for (k = a->F < c->len ? a->F : c->len - 1; k > a->P; k--) {
+		struct xtcam_bucket *pb = ip_bucket(dp, gen, c->el[(k - 1) / XTCAM_BUCKET_SLOTS]);
+		__u32 j = (k - 1) % XTCAM_BUCKET_SLOTS;
+
+		ip_put(dp, c, k, pb->slot[j], pb->tag[j], pb->tmask[j],
+		       (__u32)(c->rank[k - 1] >> 32));
+	}
+	if (a->hole) {
+		dp->st.pub_hole++;
+	} else {
+		dp->st.pub_shift++;
+		dp->st.shift_len += a->F - a->P;
+	}
+	ip_put(dp, c, a->P, a->slot, a->tag, a->tmask, a->prio);
+}
+
+/* Limbo: what a single change freed, still taken in the used bitmap. */
+static int limbo_put(struct txn *t, __u32 base, __u32 idx)
+{
+	__u64 *w = mget(t, XTCAM_MAP_ALLOC, LIMBO(t->dp) + base + idx / 64);
+
+	if (!w)
+		return -errno;
+	*w |= 1ull << (idx % 64);
+	mdirty(t, XTCAM_MAP_ALLOC, LIMBO(t->dp) + base + idx / 64);
+	t->gen.limbo++;
+	return 0;
+}
+
+/* At a flip: everything in limbo becomes free.  The flip waits for a
+ * grace period before it returns, and nothing is allocated meanwhile, so
+ * no frame can still hold what is released here when it is next used. */
+static int limbo_release(struct txn *t)
+{
+	struct xtcam_dp *dp = t->dp;
+	__u32 w;
+
+	if (!t->gen.limbo)
+		return 0;
+	for (w = 0; w < LIMBO(dp); w++) {
+		__u64 *lw = mget(t, XTCAM_MAP_ALLOC, LIMBO(dp) + w), *uw;
+
+		if (!lw)
+			return -errno;
+		if (!*lw) {
+			continue;
+		}
+		uw = mget(t, XTCAM_MAP_ALLOC, w);
+		if (!uw)
+			return -errno;
+		*uw &= ~*lw;
+		*lw = 0;
+		mdirty(t, XTCAM_MAP_ALLOC, w);
+		mdirty(t, XTCAM_MAP_ALLOC, LIMBO(dp) + w);
+	}
+	t->gen.limbo = 0;
+	return 0;
+}
+
+/* The loader's own state of generation gen after a single change: the
+ * registry entry, the allocation words, the tuples it changed, the
+ * header. */
+static int ip_write_state(struct txn *t, __u32 gen, const int *tis, int ntis)
+{
+	struct xtcam_dp *dp = t->dp;
+	struct u64map_ent *e;
+	int err = 0, i;
+
+	u64map_for_each(&t->rules, e) {
+		struct rentry *re = e->val;
+		__u64 k = dp_abs_key(dp, XTCAM_MAP_RULES, e->key, gen);
+
+		if (!re->dirty)
+			continue;
+		err = re->absent ? dp_del(dp, XTCAM_MAP_RULES, &k, 1) :
+				   dp_write(dp, XTCAM_MAP_RULES, &k, &re->v, 1);
+		if (err)
+			return err;
+	}
+	err = write_mirror(t, XTCAM_MAP_ALLOC, gen);
+	for (i = 0; !err && i < ntis; i++)
+		if (tis[i] >= 0)
+			err = dp_write1(dp, XTCAM_MAP_TUPLES,
+					dp_abs_key(dp, XTCAM_MAP_TUPLES, (__u32)tis[i], gen),
+					&t->tup[tis[i]]);
+	if (!err)
+		err = dp_write1(dp, XTCAM_MAP_GENS, gen, &t->gen);
+	return err;
+}
+
+/* Copy what the change wrote in the active generation's buckets and lists
+ * to the inactive one, which no frame reads. */
+static int ip_copy_inactive(struct txn *t)
+{
+	struct xtcam_dp *dp = t->dp;
+	__u32 a = dp->cfg.gen, b = !a, l;
+	size_t i;
+
+	for (i = 0; i < t->ntouched; i++) {
+		struct xtcam_bucket *s = ip_bucket(dp, a, t->touched[i]);
+		struct xtcam_bucket *d = ip_bucket(dp, b, t->touched[i]);
+
+		if (!s || !d)
+			return -errno;
+		memcpy(d, s, sizeof(*d));
+	}
+	for (l = 0; l < XTCAM_NLISTS; l++) {
+		struct xtcam_tlist *s = dp_elem(dp, XTCAM_MAP_TLISTS,
+						dp_abs_key(dp, XTCAM_MAP_TLISTS, l, a));
+		struct xtcam_tlist *d = dp_elem(dp, XTCAM_MAP_TLISTS,
+						dp_abs_key(dp, XTCAM_MAP_TLISTS, l, b));
+
+		if (!s || !d)
+			return -errno;
+		memcpy(d, s, sizeof(*d));
+	}
+	return 0;
+}
+
+static int set_dirty(struct xtcam_dp *dp, __u32 v)
+{
+	dp->cfg.dirty = v;
+	return dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
+}
+
+/* One add, delete or replace in place; -EAGAIN (nothing published) when
+ * it takes a flip. */
+static int ip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *op, char *err,
+		    size_t errlen)
+{
+	struct txn t;
+	struct ipadd a;
+	struct ipchain dc;
+	struct xtcam_rec rec, old;
+	struct rentry *re;
+	__u32 h, slot = 0, cnt = 0, gen;
+	long dpos = -1;
+	int e, why = IP_OK, oti = -1, ti = -1, tis[2];
+	bool add, del, swap = false, newcnt = false;
+
+	memset(&a, 0, sizeof(a));
+	memset(&dc, 0, sizeof(dc));
+	dp_unmap(dp, false);
+	e = txn_begin(&t, dp, err, errlen);
+	if (e)
+		goto out;
+	t.live = true;
+	gen = dp->cfg.gen;
+	if (op->cmd != XTCAM_DP_ADD && op->cmd != XTCAM_DP_DEL &&
+	    op->cmd != XTCAM_DP_REPLACE) {
+		e = -EINVAL;
+		goto out;
+	}
+	if (op->cmd != XTCAM_DP_DEL && !op->rule) {
+		e = -EINVAL;
+		goto out;
+	}
+	add = op->cmd != XTCAM_DP_DEL;
+	del = op->cmd != XTCAM_DP_ADD;
+	h = del && !add ? op->handle : op->rule->handle;
+	re = rget(&t, h);
+	if (!re) {
+		e = -errno;
+		goto out;
+	}
+	if (!del && !re->absent) {
+		xtcam_set_err(err, errlen, "handle %u: in use", h);
+		e = -EEXIST;
+		goto out;
+	}
+	if (del && re->absent) {
+		xtcam_set_err(err, errlen, "handle %u: no such rule", h);
+		e = -ENOENT;
+		goto out;
+	}
+	plan_cuts(&t, op, 1);
+	if (del) {
+		struct xtcam_key hm, hv;
+
+		e = dp_read(dp, XTCAM_MAP_RECORDS, re->v.slot, &old);
+		if (e)
+			goto out;
+		oti = tuple_index(&t, re->v.tuple);
+		if (oti < 0) {
+			e = -EUCLEAN;
+			goto out;
+		}
+		hash_view(&old, &hm, &hv);
+		e = ip_read_chain(&t, bucket_of(dp, &hv, &t.tup[oti]), &dc);
+		if (e)
+			goto out;
+		dpos = ip_find(dp, &dc, re->v.slot);
+		if (dpos < 0) {
+			e = -EUCLEAN;
+			goto out;
+		}
+	}
+	if (add) {
+		e = xtcam_rule_compile(op->rule, &rec);
+		if (e) {
+			xtcam_set_err(err, errlen, "handle %u: malformed rule", h);
+			goto out;
+		}
+		if (op->act.type == XTCAM_ACT_NONE || op->act.type >= XTCAM_ACT_MAX) {
+			xtcam_set_err(err, errlen, "handle %u: bad action", h);
+			e = -EINVAL;
+			goto out;
+		}
+		if (t.gen.nentries + rec.entries - (del ? old.entries : 0) > dp->geom.capacity) {
+			xtcam_set_err(err, errlen, "needs %u entries, block holds %u",
+				      t.gen.nentries + rec.entries - (del ? old.entries : 0),
+				      dp->geom.capacity);
+			e = -ENOSPC;
+			goto out;
+		}
+		newcnt = !del || op->fresh_counters;
+		if (bm_alloc(&t, SLOT_BASE(dp), dp->geom.nslots, &t.hint_slot, &slot) ||
+		    (newcnt && bm_alloc(&t, CNT_BASE(dp), dp->geom.ncnt, &t.hint_cnt, &cnt))) {
+			why = IP_SPACE;
+			goto out;
+		}
+		if (newcnt && (e = push_u32(&t.zcnts, &t.nzcnts, &t.capz, cnt)))
+			goto out;
+		if (!newcnt)
+			cnt = old.cnt;
+		rec.cnt = cnt;
+		rec.slot = slot;
+		if (del) {
+			struct xtcam_key hm, hv, hmo, hvo;
+			__u32 tg, tm, otg, otm;
+
+			hash_view(&rec, &hm, &hv);
+			hash_view(&old, &hmo, &hvo);
+			rec_tag(&rec, &tg, &tm);
+			rec_tag(&old, &otg, &otm);
+			swap = rec.rank == old.rank && rec_family(&rec) == rec_family(&old) &&
+			       covers(t.tup[oti].mask, &hm) &&
+			       bucket_of(dp, &hv, &t.tup[oti]) == dc.bidx &&
+			       tg == otg && tm == otm;
+		}
+		if (!swap) {
+			e = ip_plan_add(&t, &rec, &a, &why);
+			if (e || why)
+				goto out;
+			a.slot = slot;
+		}
+	}
+	/* room for the elements to copy, so that nothing fails half way */
+	if (t.capt < XTCAM_MAX_CHAIN * 2 + 2) {
+		__u32 *p = realloc(t.touched, (XTCAM_MAX_CHAIN * 2 + 2) * sizeof(*p));
+
+		if (!p) {
+			e = -ENOMEM;
+			goto out;
+		}
+		t.touched = p;
+		t.capt = XTCAM_MAX_CHAIN * 2 + 2;
+	}
+
+	/* 1. what nothing refers to yet */
+	if (add) {
+		e = dp_write1(dp, XTCAM_MAP_RECORDS, slot, &rec);
+		if (!e)
+			e = dp_write1(dp, XTCAM_MAP_ACTIONS, slot, &op->act);
+	}
+	if (!e)
+		e = zero_counters(&t);
+	/* 2. the active generation, word by word */
+	if (!e)
+		e = set_dirty(dp, 2);
+	if (e)
+		goto out;
+	if (swap) {
+		struct xtcam_bucket *b = ip_bucket(dp, gen, dc.el[dpos / XTCAM_BUCKET_SLOTS]);
+
+		ip_touch(&t, dc.el[dpos / XTCAM_BUCKET_SLOTS]);
+		st32(&b->slot[dpos % XTCAM_BUCKET_SLOTS], slot);
+		dp->st.pub_swap++;
+	} else {
+		struct xtcam_bucket *b;
+
+		if (add)
+			ip_exec_add(&t, &a);
+		if (del) {
+			if (add && a.c.bidx == dc.bidx) {
+				/* the shift may have moved it */
+				e = ip_read_chain(&t, dc.bidx, &dc);
+				if (!e && (dpos = ip_find(dp, &dc, re->v.slot)) < 0)
+					e = -EUCLEAN;
+				if (e)
+					goto out;
+			}
+			b = ip_bucket(dp, gen, dc.el[dpos / XTCAM_BUCKET_SLOTS]);
+			ip_touch(&t, dc.el[dpos / XTCAM_BUCKET_SLOTS]);
+			st32(&b->slot[dpos % XTCAM_BUCKET_SLOTS], XTCAM_SLOT_HOLE);
+			t.gen.holes++;
+			if (add)
+				dp->st.pub_two++;
+			else
+				dp->st.pub_del++;
+		}
+	}
+	/* 3. the loader's state */
+	if (del) {
+		e = limbo_put(&t, SLOT_BASE(dp), re->v.slot);
+		if (!e && (!add || newcnt))
+			e = limbo_put(&t, CNT_BASE(dp), old.cnt);
+		if (e)
+			goto out;
+		t.tup[oti].nrules--;
+		t.gen.nrules--;
+		t.gen.nentries -= old.entries;
+	}
+	if (add) {
+		ti = swap ? oti : a.ti;
+		t.tup[ti].nrules++;
+		if (rec.rank < t.tup[ti].min_rank)
+			t.tup[ti].min_rank = rec.rank;
+		t.gen.nrules++;
+		t.gen.nentries += rec.entries;
+		re->v.slot = slot;
+		re->v.tuple = t.tup[ti].id;
+		re->absent = false;
+	} else {
+		re->absent = true;
+	}
+	re->dirty = true;
+	tis[0] = oti;
+	tis[1] = ti;
+	e = ip_write_state(&t, gen, tis, 2);
+	/* 4. the inactive generation */
+	if (!e)
+		e = set_dirty(dp, 1);
+	if (!e)
+		e = ip_copy_inactive(&t);
+	if (!e)
+		e = ip_write_state(&t, !gen, tis, 2);
+	if (!e)
+		e = set_dirty(dp, 0);
+	if (!e)
+		dp->st.inplace++;
+out:
+	if (!e && why) {
+		e = -EAGAIN;
+		if (why == IP_TUPLE)
+			dp->st.flip_tuple++;
+		else if (why == IP_BOUNDS)
+			dp->st.flip_bounds++;
+		else
+			dp->st.flip_space++;
+	}
+	free(a.c.rank);
+	free(dc.rank);
+	txn_free(&t);
+	return e;
+}
+
+/* A batch through the two generations: a flip and a grace period. */
+static int flip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
+		      size_t n, char *err, size_t errlen)
 {
 	struct txn t;
 	size_t i;
 	int e;
 
-	if (err && errlen)
-		err[0] = 0;
 	e = txn_begin(&t, dp, err, errlen);
-	if (!e)
+	if (!e) {
+		txn_tidy(&t);
 		plan_cuts(&t, ops, n);
+	}
 	for (i = 0; !e && i < n; i++) {
 		const struct xtcam_dp_op *op = &ops[i];
 		struct rentry *re;
@@ -1712,6 +2497,58 @@ int xtcam_dp_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 	if (!e)
 		e = txn_commit(&t);
 	txn_free(&t);
+	return e;
+}
+
+static bool limbo_pending(struct xtcam_dp *dp)
+{
+	struct xtcam_gen g;
+
+	return !dp_read(dp, XTCAM_MAP_GENS, dp->cfg.gen, &g) && g.limbo;
+}
+
+int xtcam_dp_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
+		   size_t n, char *err, size_t errlen)
+{
+	int e;
+
+	if (err && errlen)
+		err[0] = 0;
+	if (n == 1) {
+		static int flip_only = -1;
+
+		/* XTCAM_DP_FLIP_ONLY=1: every change through a flip, for
+		 * comparisons */
+		if (flip_only < 0) {
+			const char *v = getenv("XTCAM_DP_FLIP_ONLY");
+
+			flip_only = v && *v == '1';
+		}
+		if (DP_INPLACE && !flip_only) {
+			e = ip_apply(dp, ops, err, errlen);
+			if (e != -EAGAIN)
+				return e;
+		} else {
+			dp->st.flip_other++;
+		}
+	}
+	e = flip_apply(dp, ops, n, err, errlen);
+	if (e == -ENOSPC && limbo_pending(dp)) {
+		/* the free pools ran dry with slots still in limbo: an empty
+		 * flip frees them after its grace period, then again */
+		struct txn t;
+
+		e = txn_begin(&t, dp, NULL, 0);
+		if (!e)
+			e = txn_commit(&t);
+		txn_free(&t);
+		if (!e) {
+			dp->st.limbo_syncs++;
+			if (err && errlen)
+				err[0] = 0;
+			e = flip_apply(dp, ops, n, err, errlen);
+		}
+	}
 	return e;
 }
 
@@ -1891,46 +2728,55 @@ int xtcam_dp_info(struct xtcam_dp *dp, struct xtcam_dp_info *info, bool scan)
 __u64 xtcam_dp_classify(struct xtcam_dp *dp, const struct xtcam_key *k,
 			__u32 *handle, unsigned int *probes)
 {
-	struct xtcam_tuple tup[XTCAM_MAX_TUPLES];
 	__u64 best = XTCAM_RANK_NONE;
-	__u32 gen = dp->cfg.gen, i, pf = xtcam_pkt_family(&k->eth_type);
-	struct xtcam_gen g;
+	__u32 gen = __atomic_load_n(&dp->cfg.gen, __ATOMIC_ACQUIRE) & 1, i, n;
+	__u32 pf = xtcam_pkt_family(&k->eth_type), sig = xtcam_sig(k, pf);
+	const struct xtcam_tlist *tl;
 	unsigned int np = 0;
-	__u32 sig = xtcam_sig(k, pf);
 
-	if (dp_read(dp, XTCAM_MAP_GENS, gen, &g) || g.ntuples > XTCAM_MAX_TUPLES ||
-	    dp_read_range(dp, XTCAM_MAP_TUPLES,
-			  dp_abs_key(dp, XTCAM_MAP_TUPLES, 0, gen), g.ntuples, tup))
+	dp_unmap(dp, false);
+	/* the family's list, as the BPF program walks it, and the words
+	 * single changes publish (list bounds, n, next, slots) read once
+	 * each, in the program's order */
+	tl = dp_elem(dp, XTCAM_MAP_TLISTS, dp_abs_key(dp, XTCAM_MAP_TLISTS, pf, gen));
+	if (!tl)
 		return XTCAM_RANK_NONE;
-	for (i = 0; i < g.ntuples; i++) {
+	n = ld32(&tl->n);
+	for (i = 0; i < n && i < XTCAM_MAX_TUPLES; i++) {
+		const struct xtcam_tuple *tp = &tl->t[i];
 		unsigned int hops = 0;
 		__u32 e;
 
-		/* the BPF program walks its family's list: the same tuples in
-		 * the same order */
-		if (!tuple_in_list(&tup[i], pf))
-			continue;
-		if (tup[i].min_rank >= best)
+		if (ld64(&tp->min_rank) >= best)
 			break;
-		e = xtcam_hash((const __u64 *)k, tup[i].mask, tup[i].wmap, tup[i].hstart,
+		e = xtcam_hash((const __u64 *)k, tp->mask, tp->wmap, tp->hstart,
 			       xtcam_bshift(dp->geom.nbuckets));
 		np++;
 		for (;;) {
-			struct xtcam_bucket b;
-			__u32 j;
+			const struct xtcam_bucket *b = ip_bucket(dp, gen, e);
+			__u32 j, bn, next;
 			bool done = false;
 
-			if (dp_read(dp, XTCAM_MAP_BUCKETS,
-				    dp_abs_key(dp, XTCAM_MAP_BUCKETS, e, gen), &b))
+			if (!b)
 				break;
-			if ((__u64)b.prio << 32 >= best)
+			bn = ld32(&b->n);
+			if (!bn)
 				break;
-			for (j = 0; j < b.n && j < XTCAM_BUCKET_SLOTS; j++) {
+			if ((__u64)ld32(&b->prio) << 32 >= best)
+				break;
+			for (j = 0; j < bn && j < XTCAM_BUCKET_SLOTS; j++) {
 				struct xtcam_rec r;
+				__u32 s;
 
-				if ((sig ^ b.tag[j]) & b.tmask[j])
+				if ((sig ^ ld32(&b->tag[j])) & ld32(&b->tmask[j]))
 					continue;
-				if (dp_read(dp, XTCAM_MAP_RECORDS, b.slot[j], &r))
+				s = ld32(&b->slot[j]);
+				if (s >= dp->geom.nslots)
+					continue;   /* a hole */
+				if (dp->flags & XTCAM_DP_MEMORY)
+					memcpy(&r, (const struct xtcam_rec *)dp->mem[XTCAM_MAP_RECORDS] + s,
+					       sizeof(r));
+				else if (dp_read(dp, XTCAM_MAP_RECORDS, s, &r))
 					continue;
 				if (r.rank >= best) {
 					done = true;
@@ -1942,9 +2788,10 @@ __u64 xtcam_dp_classify(struct xtcam_dp *dp, const struct xtcam_key *k,
 					break;
 				}
 			}
-			if (done || !b.next || ++hops >= XTCAM_MAX_CHAIN)
+			next = ld32(&b->next);
+			if (done || !next || ++hops >= XTCAM_MAX_CHAIN)
 				break;
-			e = b.next - 1;
+			e = next - 1;
 		}
 	}
 	if (handle)
@@ -1967,6 +2814,7 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 	struct xtcam_tuple tup[XTCAM_MAX_TUPLES];
 	struct xtcam_tlist *ltl = malloc(sizeof(*ltl));
 	__u32 tcount[XTCAM_MAX_TUPLES] = { 0 };
+	__u64 tmin[XTCAM_MAX_TUPLES];
 	__u64 entries = 0;
 	struct xtcam_gen g;
 	int e = -ENOMEM;
@@ -1974,6 +2822,8 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 #define FAIL(...) do { xtcam_set_err(err, errlen, __VA_ARGS__); e = -EUCLEAN; goto out; } while (0)
 	if (!b || !seen || !elem_used || !alloc || !ltl)
 		goto out;
+	for (i = 0; i < XTCAM_MAX_TUPLES; i++)
+		tmin[i] = XTCAM_RANK_NONE;
 	if ((e = dp_read(dp, XTCAM_MAP_GENS, gen, &g)) ||
 	    (e = dp_read_range(dp, XTCAM_MAP_TUPLES,
 			       dp_abs_key(dp, XTCAM_MAP_TUPLES, 0, gen), g.ntuples, tup)) ||
@@ -1984,30 +2834,6 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 			       dp->geom.alloc_words, alloc)) ||
 	    (e = dp_dump_rules(dp, &keys, &vals, &nk)))
 		goto out;
-	for (i = 1; i < g.ntuples; i++)
-		if (tup[i - 1].min_rank > tup[i].min_rank)
-			FAIL("gen %u: tuples not sorted at %zu", gen, i);
-	/* each family's list is the set filtered, in order */
-	for (i = 0; i < XTCAM_NLISTS; i++) {
-		size_t k = 0, j;
-
-		if ((e = dp_read(dp, XTCAM_MAP_TLISTS,
-				 dp_abs_key(dp, XTCAM_MAP_TLISTS, i, gen), ltl)))
-			goto out;
-		if (ltl->n > XTCAM_MAX_TUPLES)
-			FAIL("gen %u: list %zu has %u tuples", gen, i, ltl->n);
-		for (j = 0; j < g.ntuples; j++) {
-			if (!tuple_in_list(&tup[j], (__u32)i))
-				continue;
-			if (k >= ltl->n || memcmp(&ltl->t[k], &tup[j], sizeof(tup[j])))
-				FAIL("gen %u: family list %zu differs from the tuples at %zu",
-				     gen, i, k);
-			k++;
-		}
-		if (k != ltl->n)
-			FAIL("gen %u: family list %zu has %u tuples, %zu expected", gen, i,
-			     ltl->n, k);
-	}
 	for (i = 0; i < g.ntuples; i++) {
 		if (tup[i].fam > XTCAM_FAM_ANY)
 			FAIL("gen %u: tuple %u of family %u", gen, tup[i].id, tup[i].fam);
@@ -2021,10 +2847,13 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 			     xtcam_tuple_wmap(tup[i].mask, tup[i].fam),
 			     (unsigned long long)xtcam_hstart(tup[i].id));
 	}
-	/* walk every chain: sorted, each slot once */
+	/* walk every chain: sorted, each slot once, holes passed over; an
+	 * element's priority no higher than the rules after it; elements
+	 * full but the last (position k is slot k % 8 of element k / 8) */
 	for (i = 0; i < dp->geom.nbuckets; i++) {
-		__u32 el = (__u32)i, hops = 0;
+		__u32 el = (__u32)i, hops = 0, maxp = 0, maxel = 0;
 		__u64 last = 0;
+		bool any = false;
 
 		for (;;) {
 			__u32 j;
@@ -2035,21 +2864,37 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 			if (el >= dp->geom.nbuckets &&
 			    !BIT_TEST(alloc + OVF_BASE(dp), el - dp->geom.nbuckets))
 				FAIL("gen %u: overflow element %u not allocated", gen, el);
+			if (el >= dp->geom.nbuckets &&
+			    BIT_TEST(alloc + LIMBO(dp) + OVF_BASE(dp), el - dp->geom.nbuckets))
+				FAIL("gen %u: overflow element %u in use and in limbo", gen, el);
+			if (b[el].n > XTCAM_BUCKET_SLOTS ||
+			    (b[el].next && b[el].n != XTCAM_BUCKET_SLOTS))
+				FAIL("gen %u: bucket element %u holds %u and is chained", gen, el,
+				     b[el].n);
+			if (b[el].n && b[el].prio >= maxp) {
+				maxp = b[el].prio;
+				maxel = el;
+			}
 			for (j = 0; j < b[el].n; j++) {
 				struct xtcam_rec r;
 				__u32 s = b[el].slot[j];
 
+				if (s == XTCAM_SLOT_HOLE)
+					continue;
 				if (s >= dp->geom.nslots || seen[s])
 					FAIL("gen %u: slot %u twice or out of range", gen, s);
 				seen[s] = 1;
 				total++;
 				if ((e = dp_read(dp, XTCAM_MAP_RECORDS, s, &r)))
 					goto out;
-				if (r.rank <= last && (j || hops))
+				if (r.slot != s)
+					FAIL("gen %u: slot %u holds the record of slot %u", gen, s, r.slot);
+				if (r.rank <= last && any)
 					FAIL("gen %u: bucket %zu not sorted", gen, i);
-				if (!j && b[el].prio != (__u32)(r.rank >> 32))
+				if (maxp > (__u32)(r.rank >> 32))
 					FAIL("gen %u: bucket element %u has priority %u, its first rule %u",
-					     gen, el, b[el].prio, (__u32)(r.rank >> 32));
+					     gen, maxel, maxp, (__u32)(r.rank >> 32));
+				maxp = 0;
 				{
 					__u32 tg, tm;
 
@@ -2059,10 +2904,15 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 						     gen, s, b[el].tag[j], b[el].tmask[j], tg, tm);
 				}
 				last = r.rank;
+				any = true;
 				if (!BIT_TEST(alloc + SLOT_BASE(dp), s))
 					FAIL("gen %u: slot %u in use but free", gen, s);
 				if (!BIT_TEST(alloc + CNT_BASE(dp), r.cnt))
 					FAIL("gen %u: counter %u in use but free", gen, r.cnt);
+				if (BIT_TEST(alloc + LIMBO(dp) + SLOT_BASE(dp), s))
+					FAIL("gen %u: slot %u in use and in limbo", gen, s);
+				if (BIT_TEST(alloc + LIMBO(dp) + CNT_BASE(dp), r.cnt))
+					FAIL("gen %u: counter %u in use and in limbo", gen, r.cnt);
 			}
 			if (!b[el].next)
 				break;
@@ -2072,6 +2922,19 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 			if (el < dp->geom.nbuckets || el >= nb)
 				FAIL("gen %u: bad next in chain %zu", gen, i);
 		}
+	}
+	/* limbo: taken, and counted in the header */
+	{
+		__u64 nl = 0;
+
+		for (i = 0; i < LIMBO(dp); i++) {
+			if (alloc[LIMBO(dp) + i] & ~alloc[i])
+				FAIL("gen %u: limbo word %zu not taken", gen, i);
+			nl += (__u64)__builtin_popcountll(alloc[LIMBO(dp) + i]);
+		}
+		if (nl != g.limbo)
+			FAIL("gen %u: %llu in limbo, header says %u", gen,
+			     (unsigned long long)nl, g.limbo);
 	}
 	/* every registered rule sits in the bucket its tuple says */
 	{
@@ -2104,6 +2967,8 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 				     gen, tup[t].id, tup[t].fam, (__u32)keys[i], rec_family(&r));
 			if (tup[t].min_rank > r.rank)
 				FAIL("gen %u: tuple %u min_rank above a member", gen, tup[t].id);
+			if (r.rank < tmin[t])
+				tmin[t] = r.rank;
 			tcount[t]++;
 			entries += r.entries;
 			el = bucket_of(dp, &hv, &tup[t]);
@@ -2127,10 +2992,53 @@ static int verify_gen(struct xtcam_dp *dp, __u32 gen, char *err, size_t errlen)
 		if (entries != g.nentries)
 			FAIL("gen %u: entries %llu, header says %u", gen,
 			     (unsigned long long)entries, g.nentries);
+		/* (single deletes may leave a tuple empty until a flip) */
 		for (i = 0; i < g.ntuples; i++)
-			if (tcount[i] != tup[i].nrules || !tcount[i])
+			if (tcount[i] != tup[i].nrules)
 				FAIL("gen %u: tuple %u has %u rules, says %u", gen,
 				     tup[i].id, tcount[i], tup[i].nrules);
+	}
+	/* each family's list is the set filtered, in order, with bounds:
+	 * a tuple's min_rank in a list may be below the truth (single changes
+	 * lower bounds in place) but never above the best rank of any tuple
+	 * at its place or later, or frames would stop too early */
+	for (i = 0; i < XTCAM_NLISTS; i++) {
+		size_t k = 0, j;
+		__u64 suffix = XTCAM_RANK_NONE;
+
+		if ((e = dp_read(dp, XTCAM_MAP_TLISTS,
+				 dp_abs_key(dp, XTCAM_MAP_TLISTS, i, gen), ltl)))
+			goto out;
+		if (ltl->n > XTCAM_MAX_TUPLES)
+			FAIL("gen %u: list %zu has %u tuples", gen, i, ltl->n);
+		for (j = 0; j < g.ntuples; j++) {
+			const struct xtcam_tuple *a = &tup[j], *l = &ltl->t[k];
+
+			if (!tuple_in_list(a, (__u32)i))
+				continue;
+			if (k >= ltl->n || l->id != a->id || l->fam != a->fam ||
+			    l->wmap != a->wmap || l->hstart != a->hstart ||
+			    memcmp(l->mask, a->mask, sizeof(a->mask)) ||
+			    l->min_rank > a->min_rank)
+				FAIL("gen %u: family list %zu differs from the tuples at %zu",
+				     gen, i, k);
+			k++;
+		}
+		if (k != ltl->n)
+			FAIL("gen %u: family list %zu has %u tuples, %zu expected", gen, i,
+			     ltl->n, k);
+		for (j = ltl->n; j-- > 0;) {
+			__u32 t;
+
+			for (t = 0; t < g.ntuples && tup[t].id != ltl->t[j].id; t++)
+				;
+			if (t < g.ntuples && tmin[t] < suffix)
+				suffix = tmin[t];
+			if (ltl->t[j].min_rank > suffix)
+				FAIL("gen %u: family list %zu bound %#llx at %zu above a later rule %#llx",
+				     gen, i, (unsigned long long)ltl->t[j].min_rank, j,
+				     (unsigned long long)suffix);
+		}
 	}
 	e = 0;
 out:

@@ -28,6 +28,13 @@ struct xtcam_dp {
 	int sync_outer, sync_inner;
 	double stat_sync_s;
 	unsigned long stat_syncs, stat_syscalls;
+	struct xtcam_dp_timing st;      /* single-change counts */
+	struct dp_win {                 /* mapped windows of buckets, tlists */
+		int m;
+		size_t off, len;
+		void *p;
+	} *win;
+	int nwin, capwin;
 };
 
 size_t dp_vsz(const struct xtcam_dp *dp, int m);
@@ -40,6 +47,14 @@ int dp_del(struct xtcam_dp *dp, int m, const __u64 *keys, size_t n);
 int dp_dump_rules(struct xtcam_dp *dp, __u64 **keys, struct xtcam_hval **vals,
 		  size_t *n);
 int dp_sync(struct xtcam_dp *dp);
+/* Element idx (absolute key) of an array map the loader writes in place
+ * (buckets, tlists): in memory, or in a shared mapping of the BPF map, so
+ * that an aligned word store there is what frames in flight see.  NULL
+ * with errno set on failure. */
+void *dp_elem(struct xtcam_dp *dp, int m, __u64 idx);
+/* Unmap the windows (all, or only when there are many): pointers from
+ * dp_elem stay valid until then. */
+void dp_unmap(struct xtcam_dp *dp, bool all);
 
 /* gen-relative maps: their keys are translated per generation */
 static inline bool dp_is_gen_map(int m)

@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include "dp_internal.h"
 
@@ -331,4 +333,78 @@ int dp_sync(struct xtcam_dp *dp)
 	dp->stat_sync_s += (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
 	dp->stat_syncs++;
 	return err;
+}
+
+/* Windows of a mapped map: the kernel maps every page of a window at once
+ * and the pages count in the process's resident memory, so a change maps
+ * only windows around the elements it touches (a map of at most
+ * DP_WHOLE is mapped whole). */
+#define DP_WIN   (64u << 10)
+#define DP_WHOLE (1u << 20)
+
+void *dp_elem(struct xtcam_dp *dp, int m, __u64 idx)
+{
+	size_t esz, off, total, pg = (size_t)sysconf(_SC_PAGESIZE), wo, wl;
+	struct dp_win *w;
+	void *p;
+	int i;
+
+	if (idx >= dp->max[m]) {
+		errno = ERANGE;
+		return NULL;
+	}
+	if (dp->flags & XTCAM_DP_MEMORY)
+		return (char *)dp->mem[m] + idx * dp_usz(dp, m);
+	/* a BPF array lays its elements out 8-byte aligned */
+	esz = (dp->vsz[m] + 7) & ~(size_t)7;
+	off = idx * esz;
+	total = (dp->max[m] * esz + pg - 1) / pg * pg;
+	for (i = 0; i < dp->nwin; i++) {
+		w = &dp->win[i];
+		if (w->m == m && off >= w->off && off + esz <= w->off + w->len)
+			return (char *)w->p + (off - w->off);
+	}
+	if (total <= DP_WHOLE) {
+		wo = 0;
+		wl = total;
+	} else {
+		wo = off / DP_WIN * DP_WIN;
+		wl = DP_WIN + (esz + pg - 1) / pg * pg;
+		if (wo + wl > total)
+			wl = total - wo;
+	}
+	if (dp->nwin == dp->capwin) {
+		int c = dp->capwin ? 2 * dp->capwin : 16;
+		struct dp_win *nw = realloc(dp->win, (size_t)c * sizeof(*nw));
+
+		if (!nw)
+			return NULL;
+		dp->win = nw;
+		dp->capwin = c;
+	}
+	p = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_SHARED, dp->fd[m], (off_t)wo);
+	if (p == MAP_FAILED)
+		return NULL;
+	w = &dp->win[dp->nwin++];
+	w->m = m;
+	w->off = wo;
+	w->len = wl;
+	w->p = p;
+	return (char *)p + (off - wo);
+}
+
+void dp_unmap(struct xtcam_dp *dp, bool all)
+{
+	int i;
+
+	if (!all && dp->nwin < 64)
+		return;
+	for (i = 0; i < dp->nwin; i++)
+		munmap(dp->win[i].p, dp->win[i].len);
+	dp->nwin = 0;
+	if (all) {
+		free(dp->win);
+		dp->win = NULL;
+		dp->capwin = 0;
+	}
 }

@@ -3,7 +3,9 @@
  * One block's host data path: the parser and classifier programs and their
  * maps (see xtcam/table.h), and the updater that keeps the TupleMerge
  * lookup structure in them.  Changes are applied in batches, all or
- * nothing, atomically for packets in flight (two generations).
+ * nothing, atomically for packets in flight: a batch of several changes
+ * through the two generations (a flip and a grace period), a single
+ * change in place by one word store, without a wait.
  *
  * A data path lives either in the kernel (BPF maps, loaded from the
  * skeleton or reopened from bpffs pins) or in memory (unit tests and the
@@ -57,8 +59,11 @@ struct xtcam_dp_geom {
 	__u32 bregion;      /* bucket elements per generation */
 	__u32 nrules_max;   /* registry entries (both generations) */
 	__u32 slot_words;   /* allocation bitmap words per generation: */
-	__u32 cnt_words;    /*   slots, counters, overflow buckets */
+	__u32 cnt_words;    /*   slots, counters, overflow buckets, */
 	__u32 ovf_words;
+	__u32 limbo_base;   /*   then the same three again: limbo, what
+	                     *   single changes freed, still taken until a
+	                     *   grace period has passed */
 	__u32 alloc_words;
 };
 
@@ -151,6 +156,26 @@ struct xtcam_dp_timing {
 	double sync_s;
 	unsigned long syncs;
 	unsigned long syscalls;
+	/* single changes: published in place, by kind of publishing store */
+	unsigned long inplace;          /* all of them */
+	unsigned long pub_append;       /* n + 1 of an element */
+	unsigned long pub_elem;         /* a new overflow element linked */
+	unsigned long pub_hole;         /* into a hole where it sorts */
+	unsigned long pub_shift;        /* after a right shift ... */
+	unsigned long shift_len;        /* ... of this many positions, in all */
+	unsigned long pub_del;          /* a hole */
+	unsigned long pub_swap;         /* a replace by one slot store */
+	unsigned long pub_two;          /* a replace by add then delete */
+	unsigned long bounds_lowered;   /* tuple list bounds lowered */
+	/* single changes that took a flip instead, by reason */
+	unsigned long flip_tuple;       /* a new tuple */
+	unsigned long flip_bounds;      /* too many list bounds to lower out
+	                                 * of order */
+	unsigned long flip_space;       /* no free slot, counter or element,
+	                                 * or a chain at its limit */
+	unsigned long flip_other;       /* not built for in place (arch) */
+	unsigned long limbo_syncs;      /* grace periods waited to free limbo
+	                                 * when the free pool ran out */
 };
 void xtcam_dp_timing(const struct xtcam_dp *dp, struct xtcam_dp_timing *t);
 

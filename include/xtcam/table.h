@@ -16,11 +16,15 @@
  *
  * Atomicity: the tuple table, bucket array, rule index and allocation
  * bitmaps exist twice (generation 0 and 1).  Packets read config.gen once
- * and use that generation only.  The loader writes the inactive generation,
+ * and use that generation only.  A batch writes the inactive generation,
  * flips config.gen, waits for an RCU grace period (all packets that saw the
  * old generation are done), then brings the old generation up to date.
- * Records and actions are written once into free slots before anything
- * refers to them, so no packet ever sees a half-written entry or action.
+ * A single change is published in the active generation by one aligned
+ * word store into a mapped bucket element (a slot, a count, a next link;
+ * see user/dp.c), with no wait.  Records and actions are written once into
+ * free slots before anything refers to them, so no packet ever sees a
+ * half-written entry or action; what a change frees is reused only after
+ * a later grace period.
  */
 #ifndef XTCAM_TABLE_H
 #define XTCAM_TABLE_H
@@ -66,7 +70,10 @@ struct xtcam_rec {
 	__u32 entries;            /* TCAM entries this rule takes (ranges
 	                           * expanded to prefixes) */
 	__u32 wmap;               /* bit i: mask word i is not zero */
-	__u32 pad;
+	__u32 slot;               /* the slot this record sits in: the
+	                           * classifier takes a match's action from
+	                           * it, not from a second read of the bucket
+	                           * slot (which a change may rewrite) */
 };
 
 #ifndef XTCAM_MAX_TUPLES
@@ -181,6 +188,11 @@ struct xtcam_bucket {
 	__u32 tmask[XTCAM_BUCKET_SLOTS]; /* ... and of its mask */
 };
 
+/* A bucket slot whose candidate was removed in place: the records lookup
+ * of this index fails (it is beyond any map's size), so a frame passes
+ * over it.  Holes count in n; a generation flip drops them. */
+#define XTCAM_SLOT_HOLE 0xffffffffu
+
 /* Per-generation header. */
 struct xtcam_gen {
 	__u32 ntuples;
@@ -188,7 +200,11 @@ struct xtcam_gen {
 	__u32 nentries;
 	__u32 next_id;            /* next tuple id to hand out */
 	struct xtcam_action dflt; /* the block's default (miss) action */
-	__u32 pad;
+	__u32 limbo;              /* slots, counters and overflow elements
+	                           * freed in place, waiting for a grace
+	                           * period (the alloc map's limbo bitmaps) */
+	__u32 holes;              /* holes made in place (chains may hold
+	                           * some until a flip rewrites them) */
 };
 
 /* The block's configuration (one element). */
@@ -205,8 +221,10 @@ struct xtcam_config {
 /* Bumped whenever the maps' meaning changes (layout, hash, placement,
  * the programs' read-only data, which a block's later program loads
  * reuse): a block pinned by a build with another format is refused, not
- * misread.  8: xtcam_inline_probes in .rodata. */
-#define XTCAM_DP_FORMAT 8
+ * misread.  8: xtcam_inline_probes in .rodata; 9: buckets and tlists
+ * mmapable (single changes publish by word stores), holes, the record's
+ * slot, limbo bitmaps. */
+#define XTCAM_DP_FORMAT 9
 
 /* Index of the rule registry (hash map): (generation, handle) -> rule. */
 struct xtcam_hkey {

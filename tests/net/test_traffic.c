@@ -8,6 +8,8 @@
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,8 @@
 #include <sys/wait.h>
 #include <json-c/json.h>
 #include "tnet.h"
+#include "xtcam/loader.h"
+#include "xtcam/syntax.h"
 
 static char inst[32];
 
@@ -442,6 +446,124 @@ Test(traffic, swaps_under_traffic_are_atomic, .timeout = 600)
 	cr_assert_gt(last999, 0);
 	unlink(pa);
 	unlink(pb);
+}
+
+/* one rule from its words, through the library's parser */
+static void parse_rule(struct xtcam_rule *r, const char *fmt, ...)
+{
+	char line[256], *argv[32], *save = NULL, *w, err[256];
+	va_list ap;
+	int argc = 0;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	for (w = strtok_r(line, " ", &save); w && argc < 32; w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	cr_assert_eq(xtcam_rule_parse(argc, argv, r, NULL, err, sizeof(err)), 0, "%s", err);
+}
+
+static long long lib_rule_packets(struct xtcam_ctx *c, const char *block, unsigned int handle)
+{
+	json_object *o = NULL;
+	char err[256];
+	long long v;
+
+	cr_assert_eq(xtcam_cmd_rule_show(c, block, &o, err, sizeof(err)), 0, "%s", err);
+	v = t_rule_field(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), handle,
+			 "packets");
+	json_object_put(o);
+	return v;
+}
+
+/*
+ * 10,000 single changes through the library while frames flow: rules that
+ * sort before the ones the frames hit, in their chains (the same port,
+ * an ip_tos no frame has), added, deleted, added again (right shifts,
+ * holes, holes filled); the hit rules themselves replaced with another
+ * priority (an add then a delete) and the same priority with another
+ * action word left as it is.  Each change is published by one store, so
+ * no frame ever misses (the default drops and counts it), none goes to a
+ * filler, and the kept rule's counter only grows.
+ */
+Test(traffic, single_changes_under_traffic_are_atomic, .timeout = 600)
+{
+	static const uint16_t ports[] = { 1, 2, 3, 4, 5, 999 };
+	const char *blocks[] = { "sc", NULL };
+	struct xtcam_ctx *c = NULL;
+	struct xtcam_rule r;
+	struct t_pair p;
+	char pa[64], err[256], *o = NULL;
+	long long last999 = 0, first999, k;
+	time_t t0;
+	int rd, st, i;
+	pid_t kid;
+
+	cr_assert_eq(t_pair_make(&p, "c"), 0);
+	snprintf(pa, sizeof(pa), "/tmp/xtcam-%d-c.rules", (int)getpid());
+	write_set(pa, 0);
+	XT_OK("block add sc capacity 40000 default drop");
+	XT_OK("rule load sc %s", pa);
+	XT_OK("bind sc dev %s netns %s mode native", p.a, p.ns_a);
+	unlink(pa);
+	/* frames until the changes are done (the sender is stopped then) */
+	kid = sender(&p, ports, 6, 600, &rd);
+	usleep(300000);
+	cr_assert_eq(xtcam_open(&c, 0, blocks, err, sizeof(err)), 0, "%s", err);
+	first999 = lib_rule_packets(c, "sc", 999);
+	t0 = time(NULL);
+	for (i = 0; i < 10000; i++) {
+		unsigned int port = 1 + (unsigned)(i / 4) % 5, h = 40000 + (unsigned)(i / 4) % 200;
+		enum xtcam_rule_verb v;
+
+		switch (i % 4) {
+		case 0: /* a filler in the hit rule's chain, before it */
+			parse_rule(&r, "prio %u handle %u ip_proto udp dst_port %u ip_tos 0x%x "
+				   "action drop", 5 + (unsigned)i % 4, h, port, 4 + (i / 4) % 50);
+			v = XTCAM_VERB_ADD;
+			break;
+		case 1: /* the hit rule, another priority (or back) */
+			parse_rule(&r, "prio %u handle %u ip_proto udp dst_port %u action pass",
+				   (i / 4) % 2 ? 10 : 12, port, port);
+			v = XTCAM_VERB_REPLACE;
+			break;
+		case 2: /* the filler goes */
+			memset(&r, 0, sizeof(r));
+			r.handle = h;
+			v = XTCAM_VERB_DEL;
+			break;
+		default: /* the kept rule, as it is */
+			parse_rule(&r, "prio 10 handle 999 ip_proto udp dst_port 999 action pass");
+			v = XTCAM_VERB_REPLACE;
+			break;
+		}
+		cr_assert_eq(xtcam_cmd_rule(c, "sc", v, &r, err, sizeof(err)), 0, "change %d: %s", i,
+			     err);
+		if (i % 500 == 499) {
+			k = lib_rule_packets(c, "sc", 999);
+			cr_assert_geq(k, last999, "the kept rule's counter went back: %lld after %lld",
+				      k, last999);
+			last999 = k;
+		}
+	}
+	fprintf(stderr, "single_changes_under_traffic: 10000 changes in %ld s\n",
+		(long)(time(NULL) - t0));
+	xtcam_close(c);
+	kill(kid, SIGKILL);
+	cr_assert_eq(waitpid(kid, &st, 0), kid);
+	close(rd);
+	usleep(100000);
+	cr_assert_eq(t_xtcam(&o, "-j block show sc"), 0);
+	cr_assert_eq(t_json_ll(o, "0.misses"), 0, "a frame fell through during the changes: %s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "-j rule show sc"), 0);
+	cr_assert(!strstr(o, "\"action\":{\"type\":\"drop\"},\"entries\":1,\"packets\":1"),
+		  "a filler rule counted a frame");
+	free(o);
+	cr_assert_gt(last999 - first999, 100, "traffic flowed during the changes (%lld frames)",
+		     last999 - first999);
+	k = rule_packets("sc", 999);
+	cr_assert_geq(k, last999);
 }
 
 Test(traffic, kill9_during_bind, .timeout = 300)

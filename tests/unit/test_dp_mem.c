@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <unistd.h>
 #include "xtcam/compile.h"
 #include "xtcam/dp.h"
 #include "tlib.h"
@@ -399,4 +401,319 @@ Test(dp_mem, ipv4_24_level_only_beside_24_rules)
 		cr_assert_eq(classify_dst(dp, addr[i]), XTCAM_RANK(10 + i, i + 1));
 	cr_assert_eq(classify_dst(dp, 0x0a000029), XTCAM_RANK_NONE);
 	xtcam_dp_free(dp);
+}
+
+/* --- single changes in place ------------------------------------------- */
+
+static struct xtcam_dp_op op_of(enum xtcam_dp_cmd cmd, const struct xtcam_rule *r, uint32_t h)
+{
+	return (struct xtcam_dp_op){ .cmd = cmd, .rule = r, .handle = h,
+				     .act = { .type = r ? r->action.type : 0 } };
+}
+
+/* Load n rules of a shape in one batch, then single adds, deletes and
+ * replaces: after every one the lookup equals the reference on a frame
+ * set and the structure verifies; most are published in place. */
+static void single_churn(enum t_shape shape, uint64_t seed_def)
+{
+	uint64_t seed = t_seed(seed_def);
+	struct t_rng g = { seed };
+	struct xtcam_block_spec spec = { .capacity = 20000 };
+	size_t cap = 1200, n = 400, i;
+	struct xtcam_rule *cur = calloc(cap, sizeof(*cur)), nr;
+	struct xtcam_dp_op *ops = calloc(n, sizeof(*ops));
+	struct xtcam_dp_timing tm;
+	uint32_t next = 1;
+	struct xtcam_dp *dp;
+	char err[256];
+	int step, e;
+
+	cr_assert(cur && ops);
+	cr_assert_eq(xtcam_dp_create(&spec, XTCAM_DP_MEMORY, &dp), 0);
+	for (i = 0; i < n; i++) {
+		t_gen_rule(&g, shape, next++, &cur[i]);
+		ops[i] = op_of(XTCAM_DP_ADD, &cur[i], 0);
+	}
+	cr_assert_eq(xtcam_dp_apply(dp, ops, n, err, sizeof(err)), 0, "%s", err);
+	for (step = 0; step < 600; step++) {
+		uint32_t c = t_below(&g, 3), v = n ? t_below(&g, (uint32_t)n) : 0;
+		struct xtcam_dp_op op;
+		struct xtcam_oracle o;
+
+		if (c == 0 && n) {
+			op = op_of(XTCAM_DP_DEL, NULL, cur[v].handle);
+		} else if (c == 1 && n) {
+			/* half of them the same match with another action */
+			nr = cur[v];
+			if (t_below(&g, 2))
+				t_gen_rule(&g, shape, cur[v].handle, &nr);
+			else
+				nr.action.type = nr.action.type == XTCAM_ACT_DROP ?
+						 XTCAM_ACT_PASS : XTCAM_ACT_DROP;
+			op = op_of(XTCAM_DP_REPLACE, &nr, 0);
+		} else {
+			if (n == cap)
+				continue;
+			t_gen_rule(&g, shape, next++, &nr);
+			op = op_of(XTCAM_DP_ADD, &nr, 0);
+		}
+		e = xtcam_dp_apply(dp, &op, 1, err, sizeof(err));
+		cr_assert_eq(e, 0, "seed %#llx step %d: %s", (unsigned long long)seed, step, err);
+		if (op.cmd == XTCAM_DP_DEL)
+			cur[v] = cur[--n];
+		else if (op.cmd == XTCAM_DP_REPLACE)
+			cur[v] = nr;
+		else
+			cur[n++] = nr;
+		e = xtcam_dp_verify(dp, err, sizeof(err));
+		cr_assert_eq(e, 0, "seed %#llx step %d: %s", (unsigned long long)seed, step, err);
+		xtcam_oracle_init(&o);
+		for (i = 0; i < n; i++)
+			cr_assert_eq(xtcam_oracle_add(&o, &cur[i]), 0);
+		for (i = 0; i < 60; i++) {
+			const struct xtcam_entry *ent;
+			struct pkt_spec s;
+			struct pkt p;
+			__u64 rank;
+
+			t_gen_packet(&g, n && t_below(&g, 4) ? &cur[t_below(&g, (uint32_t)n)] : NULL, &s);
+			pkt_build(&s, NULL, &p);
+			ent = xtcam_oracle_lookup(&o, &p.key);
+			rank = xtcam_dp_classify(dp, &p.key, NULL, NULL);
+			cr_assert_eq(rank, ent ? ent->rank : XTCAM_RANK_NONE,
+				     "seed %#llx step %d packet %zu: %#llx vs reference %#llx",
+				     (unsigned long long)seed, step, i, (unsigned long long)rank,
+				     (unsigned long long)(ent ? ent->rank : XTCAM_RANK_NONE));
+		}
+		xtcam_oracle_free(&o);
+	}
+	xtcam_dp_timing(dp, &tm);
+	cr_assert_gt(tm.inplace, 500, "%lu of 600 single changes in place", tm.inplace);
+	cr_assert_gt(tm.pub_del, 0);
+	cr_assert_gt(tm.pub_swap + tm.pub_two, 0);
+	xtcam_dp_free(dp);
+	free(cur);
+	free(ops);
+}
+
+Test(dp_mem, single_changes_match_the_reference_v4, .timeout = 300)
+{
+	single_churn(T_SHAPE_V4_5TUPLE, 11);
+}
+Test(dp_mem, single_changes_match_the_reference_v6, .timeout = 300)
+{
+	single_churn(T_SHAPE_V6, 12);
+}
+Test(dp_mem, single_changes_match_the_reference_mixed, .timeout = 300)
+{
+	single_churn(T_SHAPE_MIXED, 13);
+}
+Test(dp_mem, single_changes_match_the_reference_few_masks, .timeout = 300)
+{
+	single_churn(T_SHAPE_FEW_MASKS, 14);
+}
+
+/* A freed slot stays taken (limbo) until a flip has waited for a grace
+ * period: single changes never hand it out again before that, and when
+ * the free slots run out the change waits for one flip, counted. */
+Test(dp_mem, freed_slots_wait_for_a_sync)
+{
+	struct xtcam_block_spec spec = { .capacity = 16 };
+	struct xtcam_rule r[3];
+	struct xtcam_dp_op op;
+	struct xtcam_dp_timing tm;
+	struct xtcam_rec rec;
+	struct xtcam_dp *dp;
+	__u32 first, seen[64], nseen = 0, i;
+	char err[256];
+
+	cr_assert_eq(xtcam_dp_create(&spec, XTCAM_DP_MEMORY, &dp), 0);
+	t_rule(&r[0], 10, 1);
+	t_match_ip4(&r[0], false, 0x0a000001, 32);
+	r[0].action.type = XTCAM_ACT_DROP;
+	op = op_of(XTCAM_DP_ADD, &r[0], 0);
+	cr_assert_eq(xtcam_dp_apply(dp, &op, 1, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_dp_rule_record(dp, 1, &rec, NULL), 0);
+	first = rec.slot;
+	/* replace it again and again (a fresh slot each time): nslots is 32,
+	 * so 31 replaces go in place, each into a slot never used before */
+	seen[nseen++] = first;
+	for (i = 0; i < 31; i++) {
+		r[1] = r[0];
+		r[1].action.type = i % 2 ? XTCAM_ACT_DROP : XTCAM_ACT_PASS;
+		op = op_of(XTCAM_DP_REPLACE, &r[1], 0);
+		cr_assert_eq(xtcam_dp_apply(dp, &op, 1, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(xtcam_dp_rule_record(dp, 1, &rec, NULL), 0);
+		for (__u32 k = 0; k < nseen; k++)
+			cr_assert_neq(rec.slot, seen[k], "replace %u reused slot %u before a sync",
+				      i, rec.slot);
+		seen[nseen++] = rec.slot;
+	}
+	xtcam_dp_timing(dp, &tm);
+	/* (the first add made the tuple: a flip) */
+	cr_assert_eq(tm.flip_tuple, 1);
+	cr_assert_eq(tm.inplace, 31);
+	cr_assert_eq(tm.limbo_syncs, 0);
+	/* every slot is taken now (one live, 31 in limbo): the next replace
+	 * waits for a flip that frees them, then takes one */
+	r[1].action.type = XTCAM_ACT_DROP;
+	op = op_of(XTCAM_DP_REPLACE, &r[1], 0);
+	cr_assert_eq(xtcam_dp_apply(dp, &op, 1, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), 0, "%s", err);
+	xtcam_dp_timing(dp, &tm);
+	cr_assert_eq(tm.limbo_syncs, 1);
+	cr_assert_eq(tm.flip_space, 1);
+	xtcam_dp_free(dp);
+}
+
+/*
+ * A reader thread classifies a fixed set of keys in a loop while the
+ * writer makes single changes in place (memory mode: the same code and
+ * the same publication order as on BPF maps).  Each key's verdicts go
+ * through the expected sequence in order, skipping some maybe, never
+ * back.  Keys: 64 on their own address (a better rule added before the
+ * old one, the old one deleted, then the better one replaced by a still
+ * better one, another prio: add then delete), and 12 on one address,
+ * told apart by port, in one chain of two elements (better rules added at
+ * its front shift it across the elements; some old rules deleted).
+ */
+#define RT_SPARSE 64
+#define RT_GROUP  12
+#define RT_KEYS   (RT_SPARSE + RT_GROUP)
+#define RT_STEPS  4
+
+struct rt {
+	struct xtcam_dp *dp;
+	struct xtcam_key key[RT_KEYS];
+	__u64 want[RT_KEYS][RT_STEPS];  /* the verdicts in order */
+	int nw[RT_KEYS];
+	int done, bad;
+	unsigned long rounds;
+	char msg[256];
+};
+
+static void *rt_reader(void *arg)
+{
+	struct rt *t = arg;
+	int pos[RT_KEYS] = { 0 }, k, j;
+
+	while (!__atomic_load_n(&t->done, __ATOMIC_ACQUIRE) && !t->bad) {
+		for (k = 0; k < RT_KEYS; k++) {
+			__u64 r = xtcam_dp_classify(t->dp, &t->key[k], NULL, NULL);
+
+			for (j = pos[k]; j < t->nw[k] && t->want[k][j] != r; j++)
+				;
+			if (j == t->nw[k]) {
+				snprintf(t->msg, sizeof(t->msg),
+					 "key %d: verdict %#llx after step %d (%#llx)", k,
+					 (unsigned long long)r, pos[k],
+					 (unsigned long long)t->want[k][pos[k]]);
+				t->bad = 1;
+				break;
+			}
+			pos[k] = j;
+		}
+		t->rounds++;
+	}
+	return NULL;
+}
+
+static void rt_rule(struct xtcam_rule *r, uint32_t prio, uint32_t h, uint32_t dst, uint16_t port,
+		    uint32_t act)
+{
+	t_rule(r, prio, h);
+	t_match_ip4(r, false, dst, 32);
+	t_match_proto(r, IPPROTO_UDP);
+	if (port) {
+		r->dport_lo = r->dport_hi = port;
+		r->keywords |= XTCAM_KW_BIT(XTCAM_KW_DST_PORT);
+	}
+	r->action.type = act;
+}
+
+Test(dp_mem, reader_thread_sees_each_verdict_change_once, .timeout = 300)
+{
+	struct xtcam_block_spec spec = { .capacity = 20000 };
+	static struct rt t;
+	struct xtcam_rule base[RT_KEYS], r;
+	struct xtcam_dp_op ops[RT_KEYS], op;
+	struct xtcam_dp_timing tm;
+	pthread_t th;
+	char err[256];
+	int k, round;
+
+	for (round = 0; round < 3; round++) {
+		memset(&t, 0, sizeof(t));
+		cr_assert_eq(xtcam_dp_create(&spec, XTCAM_DP_MEMORY, &t.dp), 0);
+		for (k = 0; k < RT_KEYS; k++) {
+			uint32_t dst = k < RT_SPARSE ? 0x0a010000u + (uint32_t)k * 7919u : 0x0a090909u;
+			uint16_t port = k < RT_SPARSE ? 0 : (uint16_t)(1000 + k);
+			struct xtcam_key *key = &t.key[k];
+			int j;
+
+			rt_rule(&base[k], 100 + (uint32_t)k, (uint32_t)k + 1, dst, port, XTCAM_ACT_PASS);
+			ops[k] = op_of(XTCAM_DP_ADD, &base[k], 0);
+			memset(key, 0, sizeof(*key));
+			key->flags = XTCAM_F_ETH | XTCAM_F_L3 | XTCAM_F_PROTO | XTCAM_F_L4;
+			key->eth_type = htobe16(0x0800);
+			key->ip_proto = IPPROTO_UDP;
+			key->dst_ip[0] = htobe32(dst);
+			key->dst_port = htobe16(port ? port : 53);
+			(void)j;
+			t.want[k][0] = XTCAM_RANK(100 + k, k + 1);
+			t.nw[k] = 1;
+			if (k < RT_SPARSE) {
+				t.want[k][t.nw[k]++] = XTCAM_RANK(50, 1000 + k);
+				t.want[k][t.nw[k]++] = XTCAM_RANK(40, 1000 + k);
+			} else if (k % 3 == 0) {
+				t.want[k][t.nw[k]++] = XTCAM_RANK(50, 1000 + k);
+			} else if (k % 3 == 1) {
+				t.want[k][t.nw[k]++] = XTCAM_RANK_NONE;
+			}       /* else: kept */
+		}
+		cr_assert_eq(xtcam_dp_apply(t.dp, ops, RT_KEYS, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(pthread_create(&th, NULL, rt_reader, &t), 0);
+		for (k = 0; k < RT_KEYS && !t.bad; k++) {
+			uint32_t dst = k < RT_SPARSE ? 0x0a010000u + (uint32_t)k * 7919u : 0x0a090909u;
+			uint16_t port = k < RT_SPARSE ? 0 : (uint16_t)(1000 + k);
+
+			if (k < RT_SPARSE || k % 3 == 0) {
+				/* a better rule: it sorts before the old one */
+				rt_rule(&r, 50, 1000 + (uint32_t)k, dst, port, XTCAM_ACT_DROP);
+				op = op_of(XTCAM_DP_ADD, &r, 0);
+				cr_assert_eq(xtcam_dp_apply(t.dp, &op, 1, err, sizeof(err)), 0, "%s", err);
+			}
+			if (k < RT_SPARSE) {
+				op = op_of(XTCAM_DP_DEL, NULL, (uint32_t)k + 1);
+				cr_assert_eq(xtcam_dp_apply(t.dp, &op, 1, err, sizeof(err)), 0, "%s", err);
+				rt_rule(&r, 40, 1000 + (uint32_t)k, dst, port, XTCAM_ACT_PASS);
+				op = op_of(XTCAM_DP_REPLACE, &r, 0);
+				cr_assert_eq(xtcam_dp_apply(t.dp, &op, 1, err, sizeof(err)), 0, "%s", err);
+			} else if (k % 3 == 1) {
+				op = op_of(XTCAM_DP_DEL, NULL, (uint32_t)k + 1);
+				cr_assert_eq(xtcam_dp_apply(t.dp, &op, 1, err, sizeof(err)), 0, "%s", err);
+			}
+			usleep(200);
+		}
+		usleep(2000);
+		__atomic_store_n(&t.done, 1, __ATOMIC_RELEASE);
+		cr_assert_eq(pthread_join(th, NULL), 0);
+		cr_assert_eq(t.bad, 0, "round %d: %s", round, t.msg);
+		cr_assert_gt(t.rounds, 10);
+		cr_assert_eq(xtcam_dp_verify(t.dp, err, sizeof(err)), 0, "%s", err);
+		xtcam_dp_timing(t.dp, &tm);
+		/* no flip: frames (the reader) never wait, and in memory mode a
+		 * flip would have no grace period to rely on */
+		cr_assert_eq(tm.flip_tuple + tm.flip_space + tm.flip_other, 0);
+		cr_assert_gt(tm.pub_shift, 0);
+		cr_assert_gt(tm.pub_two, 0);
+		for (k = 0; k < RT_KEYS; k++) {
+			int j = t.nw[k] - 1;
+
+			cr_assert_eq(xtcam_dp_classify(t.dp, &t.key[k], NULL, NULL), t.want[k][j],
+				     "key %d ends at %#llx", k, (unsigned long long)t.want[k][j]);
+		}
+		xtcam_dp_free(t.dp);
+	}
 }

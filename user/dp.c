@@ -85,7 +85,9 @@ void xtcam_dp_geom_init(struct xtcam_dp_geom *g, __u32 capacity)
 	g->cnt_words = (g->ncnt + 63) / 64;
 	g->ovf_words = (nb / 4 + 63) / 64;
 	g->limbo_base = g->slot_words + g->cnt_words + g->ovf_words;
-	g->alloc_words = 2 * g->limbo_base;
+	/* the used and limbo bitmaps, then where the last allocation of each
+	 * pool (slots, counters, overflow elements) ended */
+	g->alloc_words = 2 * g->limbo_base + 3;
 }
 
 static void dp_sizes(struct xtcam_dp *dp)
@@ -634,6 +636,8 @@ static int push_u32(__u32 **v, size_t *n, size_t *cap, __u32 x)
 	return 0;
 }
 
+static int hints_load(struct txn *t);
+
 static int txn_begin(struct txn *t, struct xtcam_dp *dp, char *err, size_t errlen)
 {
 	int e;
@@ -660,7 +664,7 @@ static int txn_begin(struct txn *t, struct xtcam_dp *dp, char *err, size_t errle
 		return e;
 	/* holes or limbo left by single changes: the maps are not zero */
 	t->empty = t->gen.nrules == 0 && !t->gen.holes && !t->gen.limbo;
-	return 0;
+	return hints_load(t);
 }
 
 /* Before a flip: the tuple set as single changes left it (empty tuples,
@@ -704,9 +708,35 @@ static void txn_free(struct txn *t)
 }
 
 /* Bitmap allocation in the ALLOC region [base, base + nbits). */
+#define HINT_BASE(dp) (2 * (dp)->geom.limbo_base)
+
+/* The word of alloc that keeps *hint from one transaction to the next, so
+ * that a search for a free bit starts where the last one ended instead of
+ * walking the pool's full words from the start. */
+static __u32 hint_word(const struct txn *t, const __u32 *hint)
+{
+	return HINT_BASE(t->dp) + (hint == &t->hint_slot ? 0 : hint == &t->hint_cnt ? 1 : 2);
+}
+
+static int hints_load(struct txn *t)
+{
+	__u32 *h[3] = { &t->hint_slot, &t->hint_cnt, &t->hint_ovf };
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		__u64 *w = mget(t, XTCAM_MAP_ALLOC, hint_word(t, h[k]));
+
+		if (!w)
+			return -errno;
+		*h[k] = (__u32)*w;
+	}
+	return 0;
+}
+
 static int bm_alloc(struct txn *t, __u32 base, __u32 nbits, __u32 *hint, __u32 *out)
 {
 	__u32 nwords = (nbits + 63) / 64, i;
+	__u64 *hw;
 
 	for (i = 0; i < nwords; i++) {
 		__u32 w = (*hint / 64 + i) % nwords;
@@ -724,6 +754,11 @@ static int bm_alloc(struct txn *t, __u32 base, __u32 nbits, __u32 *hint, __u32 *
 		*word |= 1ull << (*out % 64);
 		mdirty(t, XTCAM_MAP_ALLOC, base + w);
 		*hint = *out + 1;
+		hw = mget(t, XTCAM_MAP_ALLOC, hint_word(t, hint));
+		if (!hw)
+			return -errno;
+		*hw = *hint;
+		mdirty(t, XTCAM_MAP_ALLOC, hint_word(t, hint));
 		return 0;
 	}
 	return -ENOSPC;

@@ -539,6 +539,10 @@ Test(traffic, single_changes_under_traffic_are_atomic, .timeout = 600)
 		}
 		cr_assert_eq(xtcam_cmd_rule(c, "sc", v, &r, err, sizeof(err)), 0, "change %d: %s", i,
 			     err);
+		if (i % 500 == 497) { /* after the filler's add and the hit rule's move */
+			k = lib_rule_packets(c, "sc", h);
+			cr_assert_eq(k, 0, "change %d: filler %u counted %lld frames", i, h, k);
+		}
 		if (i % 500 == 499) {
 			k = lib_rule_packets(c, "sc", 999);
 			cr_assert_geq(k, last999, "the kept rule's counter went back: %lld after %lld",
@@ -555,10 +559,6 @@ Test(traffic, single_changes_under_traffic_are_atomic, .timeout = 600)
 	usleep(100000);
 	cr_assert_eq(t_xtcam(&o, "-j block show sc"), 0);
 	cr_assert_eq(t_json_ll(o, "0.misses"), 0, "a frame fell through during the changes: %s", o);
-	free(o);
-	cr_assert_eq(t_xtcam(&o, "-j rule show sc"), 0);
-	cr_assert(!strstr(o, "\"action\":{\"type\":\"drop\"},\"entries\":1,\"packets\":1"),
-		  "a filler rule counted a frame");
 	free(o);
 	cr_assert_gt(last999 - first999, 100, "traffic flowed during the changes (%lld frames)",
 		     last999 - first999);

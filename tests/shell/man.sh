@@ -16,7 +16,9 @@ while read -r h; do
 done < <(sed -n 's/^##\{1,2\} //p' "$top/docs/rule-syntax.md")
 page=$(MANWIDTH=200 man -l "$build/man/xtcam.8" 2>/dev/null)
 # every object of xtcam's usage is in xtcam(8)
-for o in $("$XTCAM" help | sed -n 's/.*OBJECT := { \(.*\) }/\1/p' | tr -d '|'); do
+objs=$("$XTCAM" help | sed -n 's/.*OBJECT := { \(.*\) }/\1/p' | tr -d '|')
+[ -n "$objs" ] || fail "xtcam help lists no OBJECT"
+for o in $objs; do
 	grep -q "^ *$o " <<<"$page" || fail "xtcam(8) does not describe \"$o\""
 done
 grep -q 'metrics' <<<"$page" || fail "xtcam(8) does not describe metrics"

@@ -53,7 +53,8 @@ mkdir -m 0755 "$tf"
 "$XTCAM" metrics --rules --output "$tf/xtcam.prom"
 assert_eq "mode of the output" "$(stat -c %a "$tf/xtcam.prom")" 644
 assert_eq "files in the textfile directory" "$(ls -A "$tf")" xtcam.prom
-cmp -s "$tf/xtcam.prom" "$d/rules.prom" || diff "$tf/xtcam.prom" "$d/rules.prom" | head -5 >&2
+cmp -s "$tf/xtcam.prom" "$d/rules.prom" ||
+	{ diff "$tf/xtcam.prom" "$d/rules.prom" | head -5 >&2; fail "--output wrote other than stdout"; }
 "$XTCAM" metrics --output "$d/none/xtcam.prom" 2>/dev/null && fail "--output into a missing directory succeeded"
 [ ! -e "$d/none" ] || fail "--output made a directory"
 # FILE is a directory: the rename fails, the temporary file goes

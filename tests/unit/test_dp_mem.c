@@ -598,7 +598,7 @@ static void *rt_reader(void *arg)
 	struct rt *t = arg;
 	int pos[RT_KEYS] = { 0 }, k, j;
 
-	while (!__atomic_load_n(&t->done, __ATOMIC_ACQUIRE) && !t->bad) {
+	while (!__atomic_load_n(&t->done, __ATOMIC_ACQUIRE)) {
 		for (k = 0; k < RT_KEYS; k++) {
 			__u64 r = xtcam_dp_classify(t->dp, &t->key[k], NULL, NULL);
 
@@ -609,8 +609,8 @@ static void *rt_reader(void *arg)
 					 "key %d: verdict %#llx after step %d (%#llx)", k,
 					 (unsigned long long)r, pos[k],
 					 (unsigned long long)t->want[k][pos[k]]);
-				t->bad = 1;
-				break;
+				__atomic_store_n(&t->bad, 1, __ATOMIC_RELEASE);
+				return NULL;
 			}
 			pos[k] = j;
 		}
@@ -632,7 +632,7 @@ static void rt_rule(struct xtcam_rule *r, uint32_t prio, uint32_t h, uint32_t ds
 	r->action.type = act;
 }
 
-Test(dp_mem, reader_thread_sees_each_verdict_change_once, .timeout = 300)
+Test(dp_mem, reader_thread_sees_verdicts_only_move_forward, .timeout = 300)
 {
 	struct xtcam_block_spec spec = { .capacity = 20000 };
 	static struct rt t;
@@ -650,7 +650,6 @@ Test(dp_mem, reader_thread_sees_each_verdict_change_once, .timeout = 300)
 			uint32_t dst = k < RT_SPARSE ? 0x0a010000u + (uint32_t)k * 7919u : 0x0a090909u;
 			uint16_t port = k < RT_SPARSE ? 0 : (uint16_t)(1000 + k);
 			struct xtcam_key *key = &t.key[k];
-			int j;
 
 			rt_rule(&base[k], 100 + (uint32_t)k, (uint32_t)k + 1, dst, port, XTCAM_ACT_PASS);
 			ops[k] = op_of(XTCAM_DP_ADD, &base[k], 0);
@@ -660,7 +659,6 @@ Test(dp_mem, reader_thread_sees_each_verdict_change_once, .timeout = 300)
 			key->ip_proto = IPPROTO_UDP;
 			key->dst_ip[0] = htobe32(dst);
 			key->dst_port = htobe16(port ? port : 53);
-			(void)j;
 			t.want[k][0] = XTCAM_RANK(100 + k, k + 1);
 			t.nw[k] = 1;
 			if (k < RT_SPARSE) {
@@ -674,7 +672,7 @@ Test(dp_mem, reader_thread_sees_each_verdict_change_once, .timeout = 300)
 		}
 		cr_assert_eq(xtcam_dp_apply(t.dp, ops, RT_KEYS, err, sizeof(err)), 0, "%s", err);
 		cr_assert_eq(pthread_create(&th, NULL, rt_reader, &t), 0);
-		for (k = 0; k < RT_KEYS && !t.bad; k++) {
+		for (k = 0; k < RT_KEYS && !__atomic_load_n(&t.bad, __ATOMIC_ACQUIRE); k++) {
 			uint32_t dst = k < RT_SPARSE ? 0x0a010000u + (uint32_t)k * 7919u : 0x0a090909u;
 			uint16_t port = k < RT_SPARSE ? 0 : (uint16_t)(1000 + k);
 

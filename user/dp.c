@@ -506,7 +506,7 @@ struct txn {
 	size_t nfslots, nfcnts, nzcnts, capf, capc, capz;
 	__u32 *touched;             /* single changes: bucket elements */
 	size_t ntouched, capt;
-	__u32 hint_slot, hint_cnt, hint_ovf;
+	__u32 hint[3];            /* where the last search of each pool (HINT_*) ended */
 	bool cut24[2];              /* IPv4 src, dst: a /24 level (plan_cuts) */
 	char *err;
 	size_t errlen;
@@ -710,31 +710,28 @@ static void txn_free(struct txn *t)
 /* Bitmap allocation in the ALLOC region [base, base + nbits). */
 #define HINT_BASE(dp) (2 * (dp)->geom.limbo_base)
 
-/* The word of alloc that keeps *hint from one transaction to the next, so
- * that a search for a free bit starts where the last one ended instead of
- * walking the pool's full words from the start. */
-static __u32 hint_word(const struct txn *t, const __u32 *hint)
-{
-	return HINT_BASE(t->dp) + (hint == &t->hint_slot ? 0 : hint == &t->hint_cnt ? 1 : 2);
-}
+/* The pools whose search hints alloc keeps from one transaction to the
+ * next (its last three words), so that a search for a free bit starts
+ * where the last one ended instead of walking the full words from bit 0. */
+enum { HINT_SLOT, HINT_CNT, HINT_OVF };
 
 static int hints_load(struct txn *t)
 {
-	__u32 *h[3] = { &t->hint_slot, &t->hint_cnt, &t->hint_ovf };
 	int k;
 
-	for (k = 0; k < 3; k++) {
-		__u64 *w = mget(t, XTCAM_MAP_ALLOC, hint_word(t, h[k]));
+	for (k = HINT_SLOT; k <= HINT_OVF; k++) {
+		__u64 *w = mget(t, XTCAM_MAP_ALLOC, HINT_BASE(t->dp) + k);
 
 		if (!w)
 			return -errno;
-		*h[k] = (__u32)*w;
+		t->hint[k] = (__u32)*w;
 	}
 	return 0;
 }
 
-static int bm_alloc(struct txn *t, __u32 base, __u32 nbits, __u32 *hint, __u32 *out)
+static int bm_alloc(struct txn *t, __u32 base, __u32 nbits, int pool, __u32 *out)
 {
+	__u32 *hint = &t->hint[pool];
 	__u32 nwords = (nbits + 63) / 64, i;
 	__u64 *hw;
 
@@ -754,11 +751,11 @@ static int bm_alloc(struct txn *t, __u32 base, __u32 nbits, __u32 *hint, __u32 *
 		*word |= 1ull << (*out % 64);
 		mdirty(t, XTCAM_MAP_ALLOC, base + w);
 		*hint = *out + 1;
-		hw = mget(t, XTCAM_MAP_ALLOC, hint_word(t, hint));
+		hw = mget(t, XTCAM_MAP_ALLOC, HINT_BASE(t->dp) + pool);
 		if (!hw)
 			return -errno;
 		*hw = *hint;
-		mdirty(t, XTCAM_MAP_ALLOC, hint_word(t, hint));
+		mdirty(t, XTCAM_MAP_ALLOC, HINT_BASE(t->dp) + pool);
 		return 0;
 	}
 	return -ENOSPC;
@@ -908,7 +905,7 @@ static int chain_write(struct txn *t, __u32 bidx, struct chain *c)
 		__u32 o;
 
 		err = bm_alloc(t, OVF_BASE(dp), dp->geom.bregion - dp->geom.nbuckets,
-			       &t->hint_ovf, &o);
+			       HINT_OVF, &o);
 		if (err)
 			return err;
 		c->elems[c->ne++] = dp->geom.nbuckets + o;
@@ -1314,13 +1311,13 @@ static int do_insert(struct txn *t, const struct xtcam_rule *r,
 		xtcam_set_err(t->err, t->errlen, "handle %u: bad action", r->handle);
 		return -EINVAL;
 	}
-	err = bm_alloc(t, SLOT_BASE(dp), dp->geom.nslots, &t->hint_slot, &slot);
+	err = bm_alloc(t, SLOT_BASE(dp), dp->geom.nslots, HINT_SLOT, &slot);
 	if (err) {
 		xtcam_set_err(t->err, t->errlen, "no free rule slot (%u in use)", dp->geom.nslots);
 		return err;
 	}
 	if (new_cnt) {
-		err = bm_alloc(t, CNT_BASE(dp), dp->geom.ncnt, &t->hint_cnt, &cnt);
+		err = bm_alloc(t, CNT_BASE(dp), dp->geom.ncnt, HINT_CNT, &cnt);
 		if (err) {
 			xtcam_set_err(t->err, t->errlen, "no free counter");
 			return err;
@@ -1995,11 +1992,15 @@ static int ip_plan_add(struct txn *t, const struct xtcam_rec *rec, struct ipadd 
 		if (a->c.len && a->c.len % XTCAM_BUCKET_SLOTS == 0) {
 			__u32 o;
 
-			if (bm_alloc(t, OVF_BASE(dp), dp->geom.bregion - dp->geom.nbuckets,
-				     &t->hint_ovf, &o)) {
+			int e = bm_alloc(t, OVF_BASE(dp), dp->geom.bregion - dp->geom.nbuckets,
+					 HINT_OVF, &o);
+
+			if (e == -ENOSPC) {
 				*why = IP_SPACE;
 				return 0;
 			}
+			if (e)
+				return e;
 			a->newel = dp->geom.nbuckets + o;
 		}
 	}
@@ -2327,11 +2328,15 @@ static int ip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *op, char *err
 			goto out;
 		}
 		newcnt = !del || op->fresh_counters;
-		if (bm_alloc(&t, SLOT_BASE(dp), dp->geom.nslots, &t.hint_slot, &slot) ||
-		    (newcnt && bm_alloc(&t, CNT_BASE(dp), dp->geom.ncnt, &t.hint_cnt, &cnt))) {
+		e = bm_alloc(&t, SLOT_BASE(dp), dp->geom.nslots, HINT_SLOT, &slot);
+		if (!e && newcnt)
+			e = bm_alloc(&t, CNT_BASE(dp), dp->geom.ncnt, HINT_CNT, &cnt);
+		if (e == -ENOSPC) {
 			why = IP_SPACE;
-			goto out;
+			e = 0;
 		}
+		if (e || why)
+			goto out;
 		if (newcnt && (e = push_u32(&t.zcnts, &t.nzcnts, &t.capz, cnt)))
 			goto out;
 		if (!newcnt)

@@ -35,7 +35,7 @@ int xtcam_jstream_add(struct xtcam_jstream *s, json_object *o)
 	/* "[X]", pretty "[\n  X\n]"; spaced "[ X ]" */
 	t = json_object_to_json_string_ext(one, s->flags);
 	len = t ? strlen(t) : 0;
-	head = pretty(s) ? 2 : (s->flags & JSON_C_TO_STRING_SPACED) ? 1 : 1;
+	head = pretty(s) ? 2 : 1;      /* spaced keeps json-c's space before X */
 	tail = pretty(s) ? 2 : (s->flags & JSON_C_TO_STRING_SPACED) ? 2 : 1;
 	if (len < head + tail) {
 		json_object_put(one);

@@ -4,6 +4,23 @@
 #define XTCAM_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+/* a member of a JSON object: "" and 0 when it is missing */
+static inline const char *jget_s(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) && v ? json_object_get_string(v) : "";
+}
+
+static inline int64_t jget_i(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) && v ? json_object_get_int64(v) : 0;
+}
 
 /* exit statuses besides 0, 1 (refused or failed) and 2 (bad options) */
 #define XTCAM_EXIT_PARTIAL 3    /* apply: bindings left out (no such device

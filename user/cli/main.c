@@ -237,20 +237,6 @@ static const char *help_of(const char *obj)
 
 /* --- printing ---------------------------------------------------------------- */
 
-static const char *jget_s(json_object *o, const char *k)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) && v ? json_object_get_string(v) : "";
-}
-
-static int64_t jget_i(json_object *o, const char *k)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) && v ? json_object_get_int64(v) : 0;
-}
-
 static void print_binding_text(json_object *bd, const char *indent)
 {
 	const char *netns = jget_s(bd, "netns"), *refused = jget_s(bd, "refused");

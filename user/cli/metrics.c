@@ -24,6 +24,7 @@
 #include <json-c/json.h>
 #include "xtcam/loader.h"
 #include "cli/metrics.h"
+#include "cli/cli.h"
 
 #ifndef XTCAM_VERSION
 #define XTCAM_VERSION "unknown"
@@ -38,20 +39,6 @@ static int merr(int e, const char *fmt, const char *a, const char *b)
 	snprintf(msg, sizeof(msg), fmt, a, b);
 	fprintf(stderr, "xtcam: metrics: %s (%s)\n", msg, n ? n : "error");
 	return e == -ETIMEDOUT ? EXIT_LOCK : 1;
-}
-
-static const char *jstr(json_object *o, const char *k)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) && v ? json_object_get_string(v) : "";
-}
-
-static long long jint(json_object *o, const char *k)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) && v ? (long long)json_object_get_int64(v) : 0;
 }
 
 /* a label value: backslash, double quote and newline escaped as the
@@ -86,8 +73,8 @@ static void block_family(FILE *f, json_object *blocks, const char *name, const c
 		json_object *b = json_object_array_get_idx(blocks, i);
 
 		fprintf(f, "%s{", name);
-		label(f, "block", jstr(b, "name"), true);
-		fprintf(f, "} %lld\n", jint(b, key));
+		label(f, "block", jget_s(b, "name"), true);
+		fprintf(f, "} %lld\n", (long long)jget_i(b, key));
 	}
 }
 
@@ -110,16 +97,16 @@ static void binding_family(FILE *f, json_object *blocks, bool info)
 			continue;
 		for (j = 0; j < json_object_array_length(bd); j++) {
 			json_object *o = json_object_array_get_idx(bd, j);
-			bool active = !strcmp(jstr(o, "state"), "active");
+			bool active = !strcmp(jget_s(o, "state"), "active");
 
 			fprintf(f, "%s{", info ? "xtcam_binding_info" : "xtcam_binding_active");
-			label(f, "block", jstr(b, "name"), true);
-			label(f, "dev", jstr(o, "dev"), false);
-			label(f, "netns", jstr(o, "netns"), false);
+			label(f, "block", jget_s(b, "name"), true);
+			label(f, "dev", jget_s(o, "dev"), false);
+			label(f, "netns", jget_s(o, "netns"), false);
 			if (info) {
-				label(f, "mode", jstr(o, "mode"), false);
-				label(f, "requested", jstr(o, "requested"), false);
-				label(f, "state", jstr(o, "state"), false);
+				label(f, "mode", jget_s(o, "mode"), false);
+				label(f, "requested", jget_s(o, "requested"), false);
+				label(f, "state", jget_s(o, "state"), false);
 			}
 			fprintf(f, "} %d\n", info ? 1 : active);
 		}
@@ -143,15 +130,15 @@ static void rule_family(FILE *f, const struct rule_set *rs, size_t n, bool bytes
 			json_object *r = json_object_array_get_idx(rs[i].rules, j), *a;
 			char h[24], p[24];
 
-			snprintf(h, sizeof(h), "%lld", jint(r, "handle"));
-			snprintf(p, sizeof(p), "%lld", jint(r, "prio"));
+			snprintf(h, sizeof(h), "%lld", (long long)jget_i(r, "handle"));
+			snprintf(p, sizeof(p), "%lld", (long long)jget_i(r, "prio"));
 			fprintf(f, "%s{", name);
 			label(f, "block", rs[i].block, true);
 			label(f, "handle", h, false);
 			label(f, "prio", p, false);
 			label(f, "action", json_object_object_get_ex(r, "action", &a) && a ?
-			      jstr(a, "type") : "", false);
-			fprintf(f, "} %lld\n", jint(r, bytes ? "bytes" : "packets"));
+			      jget_s(a, "type") : "", false);
+			fprintf(f, "} %lld\n", (long long)jget_i(r, bytes ? "bytes" : "packets"));
 		}
 }
 
@@ -194,10 +181,10 @@ static int write_atomic(const char *path, json_object *blocks, const struct rule
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0 || fchmod(fd, 0644) || !(f = fdopen(fd, "w"))) {
 		e = errno;
-		if (fd >= 0)
+		if (fd >= 0) {
 			close(fd);
-		if (fd >= 0)
 			unlink(tmp);
+		}
 		free(tmp);
 		return merr(e, "--output %s: %s", path, strerror(e));
 	}
@@ -316,7 +303,7 @@ int xtcam_cli_metrics(int argc, char **argv)
 		}
 		for (i = 0; i < (rules_arg ? nnames : nb); i++) {
 			const char *b = rules_arg ? names[i] :
-				jstr(json_object_array_get_idx(blocks, i), "name");
+				jget_s(json_object_array_get_idx(blocks, i), "name");
 
 			e = xtcam_cmd_rule_show(c, b, &rs[nrs].rules, err, sizeof(err));
 			if (e) {

@@ -40,6 +40,12 @@ veth_pair() {
 	local ns=$1
 	ip netns add "$ns-a" && at_exit "ip netns del '$ns-a'"
 	ip netns add "$ns-b" && at_exit "ip netns del '$ns-b'"
+	# no IPv6 on the pair: DAD, router and MLD solicitations would arrive
+	# at any moment and move the counters a test compares
+	local n
+	for n in "$ns-a" "$ns-b"; do
+		ip netns exec "$n" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	done
 	ip -n "$ns-a" link add name ta type veth peer name tb netns "$ns-b"
 	ip -n "$ns-a" addr add 10.9.0.1/24 dev ta
 	ip -n "$ns-b" addr add 10.9.0.2/24 dev tb

@@ -288,31 +288,108 @@ int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb 
 	return apply(c, block, &op, 1, err, errlen);
 }
 
+static int load_check(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+		      size_t nops, char *err, size_t errlen);
+
+/* the batch is sorted through pointers: a rule is not copied */
 static int cmp_handle(const void *a, const void *b)
 {
-	__u32 x = ((const struct xtcam_rule *)a)->handle, y = ((const struct xtcam_rule *)b)->handle;
+	__u32 x = (*(struct xtcam_rule *const *)a)->handle;
+	__u32 y = (*(struct xtcam_rule *const *)b)->handle;
 
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * A load that adds (not replace): O(rules of the file), whatever the block
+ * holds.  Handles above the highest the block has held are free; one at or
+ * below it is looked up in the registry, one by one.  The rules are not
+ * copied: the ops point at the caller's, which outlive the change.
+ */
+static int load_add(struct xtcam_ctx *c, const char *block, struct xtcam_rule **sorted,
+		    size_t n, bool check, char *err, size_t errlen)
+{
+	struct xtcam_block_rec rec;
+	struct xtcam_rule_op *ops;
+	size_t i;
+	int e = xtcam_block_rec(c, block, &rec, err, errlen);
+
+	if (e)
+		return e;
+	for (i = 0; i < n && rec.nrules && sorted[i]->handle <= rec.max_handle; i++) {
+		struct xtcam_rule have;
+
+		e = xtcam_state_rule_get(c->st, &rec, sorted[i]->handle, &have);
+		if (!e) {
+			xtcam_set_err(err, errlen, "block %s: handle %u is in use", block,
+				      sorted[i]->handle);
+			return -EEXIST;
+		}
+		if (e != -ENOENT) {
+			xtcam_set_err(err, errlen, "block %s: handle %u: cannot read it: %s", block,
+				      sorted[i]->handle, strerror(-e));
+			return e;
+		}
+	}
+	ops = calloc(n + 1, sizeof(*ops));
+	if (!ops)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		ops[i] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, sorted[i], NULL };
+	e = check_actions(block, ops, n, true, err, errlen);
+	if (!e && check)
+		e = load_check(c, block, ops, n, err, errlen);
+	else if (!e && n)
+		e = apply_copy(c, block, ops, n, err, errlen);
+	free(ops);
+	return e;
+}
+
+/* `check`: would the batch fit, and compile? */
+static int load_check(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+		      size_t nops, char *err, size_t errlen)
+{
+	struct xtcam_block_rec rec;
+	__s64 entries;
+	size_t i;
+	int e = xtcam_block_rec(c, block, &rec, err, errlen);
+
+	entries = rec.nentries;
+	for (i = 0; !e && i < nops; i++) {
+		struct xtcam_rec tmp;
+
+		if (ops[i].cmd != XTCAM_RULE_DEL) {
+			e = xtcam_rule_compile(ops[i].rule, &tmp);
+			if (e)
+				xtcam_set_err(err, errlen, "rule handle %u: malformed", ops[i].rule->handle);
+			entries += xtcam_rule_entries(ops[i].rule);
+		}
+		if (ops[i].old)
+			entries -= xtcam_rule_entries(ops[i].old);
+	}
+	if (!e && entries > rec.capacity) {
+		xtcam_set_err(err, errlen, "block %s: needs %lld entries, holds %u", block,
+			(long long)entries, rec.capacity);
+		e = -ENOSPC;
+	}
+	return e;
 }
 
 int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rule *rules,
 			size_t n, bool replace, bool check, char *err, size_t errlen)
 {
 	struct xtcam_block *b = xtcam_block_find(c->core, block);
-	struct xtcam_rule_op *ops;
-	struct xtcam_rule *sorted;
+	struct xtcam_rule_op *ops = NULL;
+	struct xtcam_rule **sorted;
 	size_t i, nops = 0, nr;
 	__u32 next;
 	int e = 0;
 
+	xtcam_trace("read");    /* the caller's: the rules read and parsed */
 	if (!b) {
 		xtcam_set_err(err, errlen, "block %s: no such block", block);
 		return -ENOENT;
 	}
-	/* a whole set is compared with the block's: all of them, here */
-	e = xtcam_block_rules_fetch(b, err, errlen);
-	if (e)
-		return e;
 	next = 0;
 	if (!replace) {
 		struct xtcam_block_rec rec;
@@ -322,7 +399,6 @@ int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rul
 			return e;
 		next = rec.max_handle;
 	}
-	nr = xtcam_block_rule_count(b);
 	for (i = 0; i < n; i++)
 		if (rules[i].handle > next)
 			next = rules[i].handle;
@@ -337,80 +413,55 @@ int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rul
 	}
 	/* handles once each */
 	sorted = malloc((n + 1) * sizeof(*sorted));
-	ops = calloc(n + nr + 1, sizeof(*ops));
-	if (!sorted || !ops) {
-		free(sorted);
-		free(ops);
+	if (!sorted)
 		return -ENOMEM;
-	}
-	if (n)          /* rules is NULL for a flush */
-		memcpy(sorted, rules, n * sizeof(*sorted));
+	for (i = 0; i < n; i++)
+		sorted[i] = &rules[i];
 	qsort(sorted, n, sizeof(*sorted), cmp_handle);
 	for (i = 1; i < n; i++) {
-		if (sorted[i].handle == sorted[i - 1].handle) {
+		if (sorted[i]->handle == sorted[i - 1]->handle) {
 			xtcam_set_err(err, errlen, "block %s: handle %u given twice", block,
-				sorted[i].handle);
+				sorted[i]->handle);
 			e = -EEXIST;
 			goto out;
 		}
 	}
-	if (replace) {
-		/* the whole set: what goes, what changes, what comes */
-		for (i = 0; i < nr; i++) {
-			const struct xtcam_rule *o = xtcam_block_rule_at(b, i);
-			struct xtcam_rule *k = bsearch(o, sorted, n, sizeof(*sorted), cmp_handle);
+	if (!replace) {
+		e = load_add(c, block, sorted, n, check, err, errlen);
+		goto out;
+	}
+	/* a whole set is compared with the block's: all of them, here */
+	e = xtcam_block_rules_fetch(b, err, errlen);
+	if (e)
+		goto out;
+	nr = xtcam_block_rule_count(b);
+	ops = calloc(n + nr + 1, sizeof(*ops));
+	if (!ops) {
+		e = -ENOMEM;
+		goto out;
+	}
+	/* what goes, what changes, what comes */
+	for (i = 0; i < nr; i++) {
+		const struct xtcam_rule *o = xtcam_block_rule_at(b, i);
+		struct xtcam_rule **k = bsearch(&o, sorted, n, sizeof(*sorted), cmp_handle);
 
-			if (!k)
-				ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_DEL, o, o };
-		}
-		for (i = 0; i < n; i++) {
-			const struct xtcam_rule *o = xtcam_block_rule_find(b, sorted[i].handle);
+		if (!k)
+			ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_DEL, o, o };
+	}
+	for (i = 0; i < n; i++) {
+		const struct xtcam_rule *o = xtcam_block_rule_find(b, sorted[i]->handle);
 
-			if (!o)
-				ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &sorted[i], NULL };
-			else if (!xtcam_rule_equal(o, &sorted[i]))
-				ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_REPLACE, &sorted[i], o };
-		}
-	} else {
-		for (i = 0; i < n; i++) {
-			if (xtcam_block_rule_find(b, sorted[i].handle)) {
-				xtcam_set_err(err, errlen, "block %s: handle %u is in use", block,
-					sorted[i].handle);
-				e = -EEXIST;
-				goto out;
-			}
-			ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &sorted[i], NULL };
-		}
+		if (!o)
+			ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, sorted[i], NULL };
+		else if (!xtcam_rule_equal(o, sorted[i]))
+			ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_REPLACE, sorted[i], o };
 	}
 	e = check_actions(block, ops, nops, true, err, errlen);
 	if (e)
 		goto out;
-	if (check) {
-		struct xtcam_block_rec rec;
-		__s64 entries;
-
-		e = xtcam_block_rec(c, block, &rec, err, errlen);
-		entries = rec.nentries;
-		for (i = 0; !e && i < nops; i++) {
-			struct xtcam_rec tmp;
-
-			if (ops[i].cmd != XTCAM_RULE_DEL) {
-				e = xtcam_rule_compile(ops[i].rule, &tmp);
-				if (e)
-					xtcam_set_err(err, errlen, "rule handle %u: malformed", ops[i].rule->handle);
-				entries += xtcam_rule_entries(ops[i].rule);
-			}
-			if (ops[i].old)
-				entries -= xtcam_rule_entries(ops[i].old);
-		}
-		if (!e && entries > rec.capacity) {
-			xtcam_set_err(err, errlen, "block %s: needs %lld entries, holds %u", block,
-				(long long)entries, rec.capacity);
-			e = -ENOSPC;
-		}
-		goto out;
-	}
-	if (nops)
+	if (check)
+		e = load_check(c, block, ops, nops, err, errlen);
+	else if (nops)
 		e = apply(c, block, ops, nops, err, errlen);
 out:
 	free(sorted);

@@ -353,6 +353,8 @@ static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
 {
 	struct xtcam_rule_htab seen = { 0 };
 	size_t i, nadd = 0, ngone = 0;
+	/* a remote block: handles above this one are free without asking */
+	__u32 above = b->remote && b->src.free_above ? b->src.free_above(b->src.priv) : UINT32_MAX;
 	int err;
 
 	memset(bt, 0, sizeof(*bt));
@@ -421,7 +423,9 @@ static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
 		s->handle = r->handle;
 		seen.count++;
 
-		if (b->remote) {
+		if (b->remote && op->cmd == XTCAM_RULE_ADD && r->handle > above) {
+			have = NULL;
+		} else if (b->remote) {
 			err = source_find(b, r->handle, &have, errmsg, errmsg_len);
 			if (err)
 				goto out;
@@ -453,8 +457,9 @@ static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
 	htab_free(&seen);
 
 	bt->nnext = b->nrules - ngone + nadd;
-	bt->fresh = xtcam_calloc(nadd, sizeof(*bt->fresh));
-	bt->gone_pos = xtcam_calloc(ngone, sizeof(*bt->gone_pos));
+	/* a remote block keeps nothing: the callbacks see the caller's rules */
+	bt->fresh = xtcam_calloc(b->remote ? 0 : nadd, sizeof(*bt->fresh));
+	bt->gone_pos = xtcam_calloc(b->remote ? 0 : ngone, sizeof(*bt->gone_pos));
 	if (!b->remote && bt->nnext > b->rules_cap) {
 		bt->grown_cap = b->rules_cap * 2 > bt->nnext ? b->rules_cap * 2
 							     : bt->nnext;
@@ -474,7 +479,7 @@ static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
 	for (i = 0; i < n; i++) {
 		struct xtcam_rule_op *op = &bt->ops[i];
 
-		if (op->cmd != XTCAM_RULE_DEL) {
+		if (op->cmd != XTCAM_RULE_DEL && !b->remote) {
 			struct xtcam_rule *copy = xtcam_malloc(sizeof(*copy));
 
 			if (!copy)

@@ -79,6 +79,15 @@ static int reg_fetch(void *priv, struct xtcam_rule **rules, size_t *n)
 	return e ? e : xtcam_state_rules(s->c->st, &rec, false, rules, n);
 }
 
+/* the highest handle the block has held: above it every handle is free */
+static __u32 reg_free_above(void *priv)
+{
+	struct reg_src *s = priv;
+	struct xtcam_block_rec rec;
+
+	return xtcam_state_block_get(s->c->st, s->name, &rec) ? 0 : rec.max_handle;
+}
+
 static int source_attach(struct xtcam_ctx *c, struct xtcam_block *b)
 {
 	struct reg_src *s = calloc(1, sizeof(*s));
@@ -88,7 +97,8 @@ static int source_attach(struct xtcam_ctx *c, struct xtcam_block *b)
 		return -ENOMEM;
 	s->c = c;
 	snprintf(s->name, sizeof(s->name), "%s", b->spec.name);
-	e = xtcam_block_source_set(b, &(struct xtcam_rule_source){ reg_find, reg_fetch, s });
+	e = xtcam_block_source_set(b, &(struct xtcam_rule_source){ reg_find, reg_fetch, s,
+								  reg_free_above });
 	if (e) {
 		free(s);
 		return e;

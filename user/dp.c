@@ -21,6 +21,7 @@
 #include "dp_internal.h"
 #include "xtcam.skel.h"
 #include "errmsg.h"
+#include "progress.h"
 
 const char *const xtcam_dp_map_names[XTCAM_MAP_MAX] = {
 	[XTCAM_MAP_CONFIG]   = "config",
@@ -1442,13 +1443,17 @@ static int do_remove(struct txn *t, __u32 handle, __u32 *cnt_out)
 
 /* --- commit ---------------------------------------------------------------- */
 
+/* The dirty elements of a mirror, written in chunks: memory for a chunk,
+ * not for every element a large batch touched. */
+#define WRITE_CHUNK 65536
+
 static int write_mirror(struct txn *t, int m, __u32 gen)
 {
 	struct mirror *mr = &t->mr[m];
 	size_t i, n = 0, cap = 0;
 	__u64 *keys = NULL;
 	char *vals = NULL;
-	int err;
+	int err = 0;
 
 	if (!mr->buf)
 		return 0;
@@ -1456,13 +1461,14 @@ static int write_mirror(struct txn *t, int m, __u32 gen)
 		cap += __builtin_popcountll(mr->dirty[i]);
 	if (!cap)
 		return 0;
+	cap = cap < WRITE_CHUNK ? cap : WRITE_CHUNK;
 	keys = malloc(cap * sizeof(*keys));
 	vals = malloc(cap * mr->usz);
 	if (!keys || !vals) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < mr->n; i++) {
+	for (i = 0; !err && i < mr->n; i++) {
 		if (!(mr->dirty[i / 64] >> (i % 64) & 1)) {
 			if (!mr->dirty[i / 64])
 				i |= 63;
@@ -1470,9 +1476,13 @@ static int write_mirror(struct txn *t, int m, __u32 gen)
 		}
 		keys[n] = dp_is_gen_map(m) ? dp_abs_key(t->dp, m, i, gen) : i;
 		memcpy(vals + n * mr->usz, mr->buf + i * mr->usz, mr->usz);
-		n++;
+		if (++n == cap) {
+			err = dp_write(t->dp, m, keys, vals, n);
+			n = 0;
+		}
 	}
-	err = dp_write(t->dp, m, keys, vals, n);
+	if (!err)
+		err = dp_write(t->dp, m, keys, vals, n);
 out:
 	free(keys);
 	free(vals);
@@ -2496,6 +2506,8 @@ static int flip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 			e = -EINVAL;
 			break;
 		}
+		if (!(i & 8191) && i)
+			xtcam_progress("data path", i, n);
 		re = rget(&t, h);
 		if (!re) {
 			e = -errno;

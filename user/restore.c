@@ -25,6 +25,7 @@
 #include "loader_int.h"
 #include "errmsg.h"
 #include "restore_int.h"
+#include "progress.h"
 
 #define MARKER XTCAM_RESTORE_MARKER
 
@@ -320,6 +321,8 @@ int xtcam_restore_read(FILE *f, const char *name, struct xtcam_restore **out, ch
 	errno = 0;
 	while (!e && (len = getline(&line, &cap, f)) >= 0) {
 		e = restore_line(rs, line, (size_t)len, ++lineno, err, errlen);
+		if (!(lineno & 4095))
+			xtcam_progress("reading", lineno, 0);
 		errno = 0;
 	}
 	/* glibc's getline fails with ENOMEM without setting the error flag */

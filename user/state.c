@@ -23,6 +23,7 @@
 #include "xtcam_registry.skel.h"
 #include "xtcam/loader.h"
 #include "errmsg.h"
+#include "progress.h"
 #include "trace.h"
 
 #ifndef BPF_FS_MAGIC
@@ -1078,16 +1079,16 @@ int xtcam_state_rule_get(struct xtcam_state *st, const struct xtcam_block_rec *b
 	return bpf_map_lookup_elem(st->fd_rules[b->rgen & 1], &k, out) ? -errno : 0;
 }
 
-/* Write the batch into generation gen: the keys of new ranks first, then
- * the rules (DELs removed), then the keys of ranks gone, so that the keys
+/* Write ops into generation gen: the keys of new ranks first, then the
+ * rules (DELs removed), then the keys of ranks gone, so that the keys
  * always cover the rules. */
-static int write_ops(struct xtcam_state *st, __u32 id, __u32 gen,
-		     const struct xtcam_rule_op *ops, size_t n)
+static int write_chunk(struct xtcam_state *st, __u32 id, __u32 gen,
+		       const struct xtcam_rule_op *ops, size_t n)
 {
 	struct xtcam_rule_key *uk = calloc(n + 1, sizeof(*uk)), *dk = calloc(n + 1, sizeof(*dk));
 	struct xtcam_rank_key *nk = calloc(n + 1, sizeof(*nk)), *gk = calloc(n + 1, sizeof(*gk));
 	__u32 *zero = calloc(n + 1, sizeof(*zero));
-	struct xtcam_rule *uv = calloc(n + 1, sizeof(*uv));
+	struct xtcam_rule *uv = malloc((n + 1) * sizeof(*uv));
 	size_t nu = 0, nd = 0, nn = 0, ng = 0, i;
 	int e = 0;
 
@@ -1129,6 +1130,25 @@ out:
 	return e;
 }
 
+/* The batch in chunks (each handle is named once in a batch, so each chunk
+ * keeps the order above on its own): memory for a chunk, not the batch. */
+#define WRITE_CHUNK 65536
+
+static int write_ops(struct xtcam_state *st, __u32 id, __u32 gen,
+		     const struct xtcam_rule_op *ops, size_t n, const char *phase)
+{
+	size_t i, k;
+	int e = 0;
+
+	for (i = 0; !e && i < n; i += k) {
+		k = n - i < WRITE_CHUNK ? n - i : WRITE_CHUNK;
+		e = write_chunk(st, id, gen, ops + i, k);
+		if (phase)
+			xtcam_progress(phase, i + k, n);
+	}
+	return e;
+}
+
 int xtcam_state_rules_stage(struct xtcam_state *st, struct xtcam_block_rec *b,
 			    const struct xtcam_rule_op *ops, size_t n)
 {
@@ -1137,7 +1157,7 @@ int xtcam_state_rules_stage(struct xtcam_state *st, struct xtcam_block_rec *b,
 	b->dirty = 1;
 	e = xtcam_state_block_put(st, b);
 	if (!e)
-		e = write_ops(st, b->id, !b->rgen, ops, n);
+		e = write_ops(st, b->id, !b->rgen, ops, n, "registry");
 	return e;
 }
 
@@ -1162,7 +1182,7 @@ int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,
 	e = xtcam_state_block_put(st, b);       /* the commit point */
 	xtcam_crash_point("flip");
 	if (!e)
-		e = write_ops(st, b->id, !b->rgen, ops, n);
+		e = write_ops(st, b->id, !b->rgen, ops, n, "registry copy");
 	if (!e) {
 		b->dirty = 0;
 		e = xtcam_state_block_put(st, b);
@@ -1207,7 +1227,7 @@ int xtcam_state_rules_recover(struct xtcam_state *st, struct xtcam_block_rec *b)
 		if (rules[i].handle > b->max_handle)
 			b->max_handle = rules[i].handle;
 	}
-	e = write_ops(st, b->id, !b->rgen, ops, n);
+	e = write_ops(st, b->id, !b->rgen, ops, n, NULL);
 	if (!e) {
 		b->nrules = (__u32)n;
 		b->dirty = 0;

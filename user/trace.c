@@ -28,12 +28,31 @@ __attribute__((constructor)) static void trace_init(void)
 	t_start = t_last = now_ms();
 }
 
+/* resident and peak resident memory, MiB (0 when unknown) */
+static void rss_mib(double *rss, double *hwm)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	unsigned long kb;
+
+	*rss = *hwm = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "VmRSS: %lu kB", &kb) == 1)
+			*rss = kb / 1024.0;
+		else if (sscanf(line, "VmHWM: %lu kB", &kb) == 1)
+			*hwm = kb / 1024.0;
+	}
+	if (f)
+		fclose(f);
+}
+
 void xtcam_trace_mark(const char *phase)
 {
-	double t = now_ms();
+	double t = now_ms(), rss, hwm;
 
-	fprintf(stderr, "xtcam: trace %-10s %9.3f ms  (at %9.3f ms)\n", phase, t - t_last,
-		t - t_start);
+	rss_mib(&rss, &hwm);
+	fprintf(stderr, "xtcam: trace %-10s %9.3f ms  (at %9.3f ms)  rss %.1f MiB, peak %.1f\n",
+		phase, t - t_last, t - t_start, rss, hwm);
 	t_last = t;
 }
 

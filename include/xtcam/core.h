@@ -135,11 +135,14 @@ struct xtcam_rule_htab {
  * loader's registry in bpffs).  find(): the rule with this handle into
  * *out, 0, -ENOENT when there is none, or another -errno.  fetch(): every
  * rule, in any order, into a malloc'd array the core frees.
+ * free_above() (optional): a handle above which none is in use, so that
+ * an ADD of such a handle is taken without a find().
  */
 struct xtcam_rule_source {
 	int (*find)(void *priv, __u32 handle, struct xtcam_rule *out);
 	int (*fetch)(void *priv, struct xtcam_rule **rules, size_t *n);
 	void *priv;
+	__u32 (*free_above)(void *priv);
 };
 
 struct xtcam_block {
@@ -277,7 +280,8 @@ int xtcam_block_rules_load(struct xtcam_block *b,
  * fetch).  The rules stay out of the core: a change (xtcam_block_rules_apply)
  * finds only the handles it names through src->find, is checked and
  * delivered to every callback as usual, and is not stored: the source's
- * owner stores it once the call has returned 0.  What needs every rule
+ * owner stores it once the call has returned 0 (the callbacks see the
+ * caller's rules, not copies).  What needs every rule
  * fetches them first, once (O(rules of the block)): a bind's replay, an
  * unbind's removal replay, xtcam_block_rules_set() and
  * xtcam_block_rules_load(); from then on the block holds them as any

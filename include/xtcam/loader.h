@@ -28,6 +28,16 @@ enum xtcam_open_flags {
 					 * xtcam_cmd_save_file() */
 };
 
+/*
+ * Progress of the commands that handle many rules (rule load and its
+ * replace, restore, apply): fn is called now and then, from the thread
+ * that runs the command, with the phase ("reading", "registry", "data
+ * path", ...), the rules of it done and their total (0: not known).  A
+ * phase may start again at 0 for another block.  NULL: no reports.
+ */
+typedef void (*xtcam_progress_fn)(void *arg, const char *phase, size_t done, size_t total);
+void xtcam_progress_set(xtcam_progress_fn fn, void *arg);
+
 /* Lock, open the registry and rebuild the flow_block core: the blocks
  * named in `blocks` (NULL-terminated) and their bindings only, or every
  * block and binding when `blocks` is NULL or names "*".  No block's rules

@@ -2205,7 +2205,7 @@ Test(source, changes_read_only_the_handles_they_name)
 	b = xtcam_block_add(core, &spec);
 	cr_assert_not(IS_ERR(b));
 	cr_assert_eq(xtcam_block_source_set(b, &(struct xtcam_rule_source){ store_find,
-				store_fetch, &st }), 0);
+				store_fetch, &st, NULL }), 0);
 	cr_assert_eq(xtcam_bind(core, b, dev(core, &NS1, 3), &tb.be, INGRESS,
 				XTCAM_BIND_RESTORE, msg, sizeof(msg)), 0, "%s", msg);
 	c = &tb.simple[3];
@@ -2265,7 +2265,7 @@ Test(source, set_only_on_an_empty_unbound_block)
 	struct xtcam_core *core = xtcam_core_new();
 	struct xtcam_block *b = block(core, "edge");
 	struct store st = { .n = 0 };
-	struct xtcam_rule_source src = { store_find, store_fetch, &st };
+	struct xtcam_rule_source src = { store_find, store_fetch, &st, NULL };
 
 	add(b, 1, 1);
 	cr_assert_eq(xtcam_block_source_set(b, &src), -EBUSY);

@@ -21,6 +21,7 @@
 #include "cli/metrics.h"
 #include "cli.h"
 #include "import.h"
+#include "progress.h"
 
 #ifndef XTCAM_VERSION
 #define XTCAM_VERSION "unknown"       /* the Makefile gives VERSION */
@@ -72,6 +73,7 @@ static int fail(int e, const char *fmt, ...)
 	char msg[XTCAM_MSG_MAX + 64];
 	va_list ap;
 
+	cli_progress_done();    /* the message on a line of its own */
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -495,18 +497,44 @@ static int rules_open(const char *block, const char *file, FILE **out)
 	return 0;
 }
 
-/* Parse every line of f; any bad line, NUL byte or read error: nothing. */
+/* The lines of f (a file rules_open gave: it can seek), f rewound; 0 when
+ * they cannot be counted (the array then grows as it is read). */
+static size_t rules_count(FILE *f)
+{
+	char buf[1 << 16];
+	size_t n = 0, got, tail = 0;
+	long at = ftell(f);
+
+	if (at < 0)
+		return 0;
+	while ((got = fread(buf, 1, sizeof(buf), f)) > 0) {
+		for (const char *p = buf; (p = memchr(p, '\n', (size_t)(buf + got - p))); p++)
+			n++;
+		tail = buf[got - 1] != '\n';
+	}
+	clearerr(f);
+	if (fseek(f, at, SEEK_SET))
+		return 0;
+	return n + tail;
+}
+
+/* Parse every line of f; any bad line, NUL byte or read error: nothing.
+ * The array is sized by the lines counted first: no copies as it grows. */
 static int rules_read(const char *block, const char *file, FILE *f,
 		      const struct xtcam_block_spec *spec, struct xtcam_rule **out, size_t *nout)
 {
 	const char *name = strcmp(file, "-") ? file : "stdin";
 	struct xtcam_rule *rules = NULL;
-	size_t n = 0, cap = 0, len = 0;
+	size_t n = 0, cap = 0, len = 0, lines = rules_count(f);
 	char *line = NULL, err[XTCAM_MSG_MAX];
 	unsigned long lineno = 0;
 	ssize_t got;
 	int e, rc = 0;
 
+	if (lines) {
+		rules = malloc(lines * sizeof(*rules));
+		cap = rules ? lines : 0;
+	}
 	for (;;) {
 		struct xtcam_rule r;
 
@@ -522,6 +550,8 @@ static int rules_read(const char *block, const char *file, FILE *f,
 			break;
 		}
 		lineno++;
+		if (!(lineno & 4095))
+			cli_progress("reading", lineno, lines);
 		if (strlen(line) != (size_t)got) {
 			/* the parser would see the line up to the NUL only */
 			rc = fail(EINVAL, "rule load: block %s: %s:%lu: a NUL byte in the line "
@@ -555,6 +585,7 @@ static int rules_read(const char *block, const char *file, FILE *f,
 		free(rules);
 		return rc;
 	}
+	cli_progress("reading", lineno, lines);
 	*out = rules;
 	*nout = n;
 	return 0;
@@ -710,6 +741,7 @@ static int do_rule(int argc, char **argv)
 		}
 		e = xtcam_cmd_rule_load(c, block, rules, n, replace, check, err, sizeof(err));
 		xtcam_close(c);
+		cli_progress_done();
 		free(rules);
 		if (e)
 			return fail(e, "rule load: %s (nothing loaded)", err);
@@ -862,6 +894,7 @@ static int do_restore(int argc, char **argv)
 	}
 	e = xtcam_cmd_restore(c, rs, err, sizeof(err));
 	xtcam_close(c);
+	cli_progress_done();
 	xtcam_restore_free(rs);
 	if (e)
 		return fail(e, "restore: %s (nothing restored)", err);
@@ -978,6 +1011,7 @@ int main(int argc, char **argv)
 		fputs(help_main, stderr);
 		return 2;
 	}
+	cli_progress_init();
 	obj = match_word(argv[0], objects);
 	if (!obj)
 		return usage_error("unknown object \"%s\" (block, bind, unbind, rule, counters, "

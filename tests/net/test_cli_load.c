@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * `rule load` of many rules as users run it: a load into a block that
+ * holds rules costs what it costs into an empty one (it reads none of the
+ * rules already there), its memory stays a few hundred bytes a rule, and
+ * long loads and restores show their progress on a terminal, never in a
+ * pipe.  Each test has its own state (XTCAM_INSTANCE) and removes it.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "tnet.h"
+
+static char inst[32], dir[64];
+
+static void setup(void)
+{
+	if (geteuid())
+		cr_skip_test("needs root (bpffs, BPF maps)");
+	snprintf(inst, sizeof(inst), "xtcam-test-%d", (int)getpid());
+	setenv("XTCAM_INSTANCE", inst, 1);
+	if (!getenv("XTCAM_BIN"))
+		setenv("XTCAM_BIN", "build/xtcam", 1);
+	snprintf(dir, sizeof(dir), "/tmp/xtcam-test-%d.d", (int)getpid());
+	cr_assert_eq(t_sh(NULL, "mkdir -p %s", dir), 0);
+}
+
+static void teardown(void)
+{
+	t_xtcam(NULL, "flush");
+	t_sh(NULL, "rm -rf /sys/fs/bpf/%s /run/%s.lock %s", inst, inst, dir);
+	t_net_cleanup();
+}
+
+TestSuite(cli_load, .init = setup, .fini = teardown);
+
+#define XT_OK(...) do { char *o_ = NULL; int rc_ = t_xtcam(&o_, __VA_ARGS__); \
+	cr_assert_eq(rc_, 0, "xtcam %s: exit %d: %s", #__VA_ARGS__, rc_, o_); free(o_); } while (0)
+
+/* N rules of /32 sources 10.B.x.y (B tells files apart), no handles */
+static void rules_file(const char *path, int n, int b)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert(f, "%s", path);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "prio %d eth_type ipv4 src_ip 10.%d.%d.%d action drop\n", 1 + i % 100, b,
+			(i >> 8) & 255, i & 255);
+	fclose(f);
+}
+
+/* the bpf() calls of `xtcam ARGS` */
+static int bpf_calls(const char *args)
+{
+	char *o = NULL, trace[96];
+	int calls = -1;
+
+	snprintf(trace, sizeof(trace), "%s/strace.out", dir);
+	cr_assert_eq(t_sh(&o, "strace -f -qq -o %s -e trace=bpf %s %s", trace,
+			  getenv("XTCAM_BIN"), args), 0, "%s: %s", args, o);
+	free(o);
+	cr_assert_eq(t_sh(&o, "grep -c 'bpf(' %s", trace), 0);
+	calls = atoi(o);
+	free(o);
+	return calls;
+}
+
+static long long rules_of(const char *block)
+{
+	char *o = NULL;
+	long long n;
+
+	cr_assert_eq(t_xtcam(&o, "-j block show %s", block), 0, "%s", o);
+	n = t_json_ll(o, "0.rules");
+	free(o);
+	return n;
+}
+
+/* 100 rules into a block of 5,000 make as many bpf() calls as into an
+ * empty block: none of the 5,000 is read (each would be one or two) */
+Test(cli_load, load_into_a_full_block_reads_none_of_its_rules, .timeout = 300)
+{
+	char big[96], small[96], clash[96], args[160], *o = NULL;
+	int full, empty;
+
+	cr_assert_eq(t_sh(&o, "strace -V"), 0, "strace is needed (apt-get install strace)");
+	free(o);
+	snprintf(big, sizeof(big), "%s/big.rules", dir);
+	snprintf(small, sizeof(small), "%s/small.rules", dir);
+	snprintf(clash, sizeof(clash), "%s/clash.rules", dir);
+	rules_file(big, 5000, 1);
+	rules_file(small, 100, 2);
+	XT_OK("block add full capacity 8000");
+	XT_OK("block add empty capacity 8000");
+	XT_OK("rule load full %s", big);
+	snprintf(args, sizeof(args), "rule load full %s", small);
+	full = bpf_calls(args);
+	snprintf(args, sizeof(args), "rule load empty %s", small);
+	empty = bpf_calls(args);
+	cr_assert_eq(rules_of("full"), 5100);
+	cr_assert_eq(rules_of("empty"), 100);
+	cr_assert_leq(full, empty + 20, "into 5,000 rules: %d bpf() calls, into none: %d",
+		      full, empty);
+	/* the new rules took the handles after the highest */
+	cr_assert_eq(t_xtcam(&o, "rule show full handle 5100"), 0, "%s", o);
+	cr_assert(strstr(o, "10.2.0.99"), "%s", o);
+	free(o);
+	/* a handle in use is still refused, and then nothing is loaded */
+	cr_assert_eq(t_sh(NULL, "printf 'prio 1 handle 9000 src_ip 10.3.0.1 action drop\\n"
+			  "prio 1 handle 4321 src_ip 10.3.0.2 action drop\\n' > %s", clash), 0);
+	cr_assert_eq(t_xtcam(&o, "rule load full %s", clash), 1, "%s", o);
+	cr_assert(strstr(o, "handle 4321 is in use"), "%s", o);
+	cr_assert(strstr(o, "nothing loaded"), "%s", o);
+	free(o);
+	cr_assert_eq(rules_of("full"), 5100);
+	cr_assert_eq(t_xtcam(&o, "rule show full handle 9000"), 1, "%s", o);
+	free(o);
+}
+
+/* the peak RSS of `xtcam ARGS`, in KiB */
+static long peak_kib(const char *args)
+{
+	char cmd[512];
+	struct rusage ru;
+	int st;
+	pid_t pid;
+
+	snprintf(cmd, sizeof(cmd), "exec %s %s >/dev/null", getenv("XTCAM_BIN"), args);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(wait4(pid, &st, 0, &ru), pid);
+	cr_assert(WIFEXITED(st) && !WEXITSTATUS(st), "%s: status %d", args, st);
+	return ru.ru_maxrss;
+}
+
+/* the rules of a load are not copied again and again: 100,000 rules take
+ * well under 600 bytes each at the peak (a parsed rule is 272) */
+Test(cli_load, load_memory_is_a_few_hundred_bytes_a_rule, .timeout = 300)
+{
+	char path[96], args[160];
+	long kib;
+
+	if (strstr(getenv("XTCAM_BIN"), "asan"))
+		cr_skip_test("the sanitizers' memory is not the load's");
+	snprintf(path, sizeof(path), "%s/many.rules", dir);
+	rules_file(path, 100000, 4);
+	XT_OK("block add many capacity 120000");
+	snprintf(args, sizeof(args), "rule load many %s", path);
+	kib = peak_kib(args);
+	cr_assert_eq(rules_of("many"), 100000);
+	cr_assert_lt(kib * 1024 / 100000, 600, "peak RSS %ld KiB: %ld bytes a rule", kib,
+		     kib * 1024 / 100000);
+}
+
+/* progress on stderr when it is a terminal (script gives the command a
+ * pty), nothing when it is a pipe; the second's wait forced to 0 */
+Test(cli_load, progress_on_a_terminal_only, .timeout = 300)
+{
+	char path[96], saved[96], *o = NULL;
+
+	cr_assert_eq(t_sh(&o, "script -V"), 0, "script (util-linux) is needed");
+	free(o);
+	snprintf(path, sizeof(path), "%s/p.rules", dir);
+	snprintf(saved, sizeof(saved), "%s/p.save", dir);
+	rules_file(path, 20000, 5);
+	XT_OK("block add p capacity 30000");
+	XT_OK("block add q capacity 30000");
+	/* a pipe: the output of a quiet load is empty */
+	cr_assert_eq(t_sh(&o, "XTCAM_PROGRESS_AFTER_MS=0 %s rule load p %s 2>&1 | cat",
+			  getenv("XTCAM_BIN"), path), 0, "%s", o);
+	cr_assert_str_eq(o, "", "nothing but progress could be printed: %s", o);
+	free(o);
+	cr_assert_eq(rules_of("p"), 20000);
+	/* a terminal: rules done of the total, and a rate */
+	cr_assert_eq(t_sh(&o, "XTCAM_PROGRESS_AFTER_MS=0 script -qec '%s rule load q %s' "
+			  "/dev/null", getenv("XTCAM_BIN"), path), 0, "%s", o);
+	cr_assert(strstr(o, "reading 20000 of 20000 rules, "), "%s", o);
+	cr_assert(strstr(o, "registry 20000 of 20000 rules, "), "%s", o);
+	cr_assert(strstr(o, "/s"), "%s", o);
+	free(o);
+	/* restore: its reading and its load */
+	cr_assert_eq(t_sh(NULL, "%s save > %s", getenv("XTCAM_BIN"), saved), 0);
+	XT_OK("flush");
+	cr_assert_eq(t_sh(&o, "XTCAM_PROGRESS_AFTER_MS=0 script -qec '%s restore %s' /dev/null",
+			  getenv("XTCAM_BIN"), saved), 0, "%s", o);
+	cr_assert(strstr(o, "reading 4096 rules, "), "%s", o);
+	cr_assert(strstr(o, "registry 20000 of 20000 rules, "), "%s", o);
+	free(o);
+	cr_assert_eq(rules_of("p"), 20000);
+	cr_assert_eq(rules_of("q"), 20000);
+	XT_OK("flush");
+	cr_assert_eq(t_sh(&o, "XTCAM_PROGRESS_AFTER_MS=0 %s restore %s 2>&1 | cat",
+			  getenv("XTCAM_BIN"), saved), 0, "%s", o);
+	cr_assert_str_eq(o, "", "%s", o);
+	free(o);
+}

@@ -2260,6 +2260,58 @@ Test(source, changes_read_only_the_handles_they_name)
 	assert_no_leaks();
 }
 
+static __u32 store_free_above(void *priv)
+{
+	struct store *s = priv;
+	__u32 max = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (s->r[i].handle > max)
+			max = s->r[i].handle;
+	return max;
+}
+
+/* a batch of ADDs above the source's highest handle asks it nothing (a
+ * load into a full block costs what the batch holds); one at or below is
+ * still looked up, and refused when it is there */
+Test(source, adds_above_the_free_mark_find_nothing)
+{
+	struct xtcam_core *core = xtcam_core_new();
+	struct xtcam_block *b = block(core, "edge");
+	struct store st = { .n = 0 };
+	struct xtcam_rule rules[8];
+	struct xtcam_rule_op ops[8];
+	char msg[XTCAM_ERRMSG_MAX];
+
+	for (__u32 h = 1; h <= 5; h++) {
+		struct xtcam_rule r = R(10, h);
+
+		store_put(&st, &r);
+	}
+	cr_assert_eq(xtcam_block_source_set(b, &(struct xtcam_rule_source){ store_find,
+				store_fetch, &st, store_free_above }), 0);
+	for (int i = 0; i < 8; i++) {
+		rules[i] = R(20, 6 + (__u32)i);
+		ops[i] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &rules[i], NULL };
+	}
+	cr_assert_eq(xtcam_block_rules_apply(b, ops, 8, msg, sizeof(msg)), 0, "%s", msg);
+	cr_assert_eq(st.finds, 0, "handles 6-13 are above 5: no find");
+	cr_assert_eq(st.fetches, 0);
+	for (int i = 0; i < 8; i++)
+		store_put(&st, &rules[i]);
+	/* at or below the mark: looked up */
+	rules[0] = R(20, 3);
+	rules[1] = R(20, 14);
+	ops[0] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &rules[0], NULL };
+	ops[1] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &rules[1], NULL };
+	cr_assert_eq(xtcam_block_rules_apply(b, ops, 2, msg, sizeof(msg)), -EEXIST);
+	cr_assert(strstr(msg, "handle 3 exists"), "%s", msg);
+	cr_assert_eq(st.finds, 1);
+	cr_assert_eq(xtcam_block_rule_count(b), 0, "the core keeps no copy");
+	xtcam_core_free(core);
+	assert_no_leaks();
+}
+
 Test(source, set_only_on_an_empty_unbound_block)
 {
 	struct xtcam_core *core = xtcam_core_new();

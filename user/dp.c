@@ -492,8 +492,28 @@ struct rentry {                 /* cached registry entry */
 	bool absent, dirty;
 };
 
+/* What placing a rule needs of a candidate: its rank and tag. */
+struct slotinfo {
+	__u64 rank;
+	__u32 tag, tmask;
+};
+
+/* Records and actions of rules this transaction places, on their way to
+ * the maps (fresh slots: nothing refers to them before the flip). */
+#define FRESH_CHUNK 65536
+
+struct fresh {
+	__u64 keys[FRESH_CHUNK];
+	struct xtcam_rec recs[FRESH_CHUNK];
+	struct xtcam_action acts[FRESH_CHUNK];
+	size_t n;
+};
+
 struct txn {
 	struct xtcam_dp *dp;
+	struct slotinfo *si;               /* by slot, where si_have has its bit */
+	__u64 *si_have;
+	struct fresh *fresh;
 	struct mirror mr[XTCAM_MAP_MAX];   /* RECORDS, ACTIONS, BUCKETS, ALLOC */
 	struct u64map rules;               /* handle -> struct rentry */
 	struct xtcam_gen gen;
@@ -696,6 +716,9 @@ static void txn_free(struct txn *t)
 {
 	int i;
 
+	free(t->si);
+	free(t->si_have);
+	free(t->fresh);
 	for (i = 0; i < XTCAM_MAP_MAX; i++) {
 		free(t->mr[i].buf);
 		free(t->mr[i].loaded);
@@ -860,6 +883,85 @@ static __u32 bucket_of(const struct xtcam_dp *dp, const struct xtcam_key *hv,
 			  xtcam_bshift(dp->geom.nbuckets));
 }
 
+static struct slotinfo *si_slot(struct txn *t, __u32 slot)
+{
+	size_t n = t->dp->geom.nslots;
+
+	if (slot >= n) {
+		errno = ERANGE;
+		return NULL;
+	}
+	if (!t->si) {
+		t->si = calloc(n, sizeof(*t->si));
+		t->si_have = calloc((n + 63) / 64, 8);
+		if (!t->si || !t->si_have) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	return &t->si[slot];
+}
+
+/* The rank and tag of the rule in a slot: of a rule placed by this
+ * transaction as it was placed, of another from its record. */
+static const struct slotinfo *slot_info(struct txn *t, __u32 slot)
+{
+	struct slotinfo *si = si_slot(t, slot);
+	const struct xtcam_rec *r;
+
+	if (!si)
+		return NULL;
+	if (BIT_TEST(t->si_have, slot))
+		return si;
+	r = mget(t, XTCAM_MAP_RECORDS, slot);
+	if (!r)
+		return NULL;
+	si->rank = r->rank;
+	rec_tag(r, &si->tag, &si->tmask);
+	BIT_SET(t->si_have, slot);
+	return si;
+}
+
+static int fresh_flush(struct txn *t)
+{
+	struct fresh *f = t->fresh;
+	int err;
+
+	if (!f || !f->n)
+		return 0;
+	err = dp_write(t->dp, XTCAM_MAP_RECORDS, f->keys, f->recs, f->n);
+	if (!err)
+		err = dp_write(t->dp, XTCAM_MAP_ACTIONS, f->keys, f->acts, f->n);
+	f->n = 0;
+	return err;
+}
+
+/* A rule placed in a fresh slot: its rank and tag kept, its record and
+ * action written to the maps in chunks (no mirror of either). */
+static int fresh_add(struct txn *t, const struct xtcam_rec *rec, const struct xtcam_action *act)
+{
+	struct slotinfo *si = si_slot(t, rec->slot);
+	struct fresh *f = t->fresh;
+
+	if (!si)
+		return -errno;
+	if (!f) {
+		f = t->fresh = malloc(sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		f->n = 0;
+	}
+	si->rank = rec->rank;
+	rec_tag(rec, &si->tag, &si->tmask);
+	BIT_SET(t->si_have, rec->slot);
+	f->keys[f->n] = rec->slot;
+	f->recs[f->n] = *rec;
+	f->acts[f->n] = *act;
+	if (++f->n == FRESH_CHUNK)
+		return fresh_flush(t);
+	return 0;
+}
+
 struct chain {
 	__u32 slots[XTCAM_MAX_CHAIN * XTCAM_BUCKET_SLOTS + 1];
 	__u32 elems[XTCAM_MAX_CHAIN];
@@ -932,13 +1034,14 @@ static int chain_write(struct txn *t, __u32 bidx, struct chain *c)
 			return -errno;
 		memset(b, 0, sizeof(*b));
 		for (i = 0; i < XTCAM_BUCKET_SLOTS && pos < c->ns; i++) {
-			const struct xtcam_rec *r = mget(t, XTCAM_MAP_RECORDS, c->slots[pos]);
+			const struct slotinfo *si = slot_info(t, c->slots[pos]);
 
-			if (!r)
+			if (!si)
 				return -errno;
-			rec_tag(r, &b->tag[b->n], &b->tmask[b->n]);
+			b->tag[b->n] = si->tag;
+			b->tmask[b->n] = si->tmask;
 			if (!b->n)
-				b->prio = (__u32)(r->rank >> 32);
+				b->prio = (__u32)(si->rank >> 32);
 			b->slot[b->n++] = c->slots[pos++];
 		}
 		b->next = k + 1 < need ? c->elems[k + 1] + 1 : 0;
@@ -949,11 +1052,11 @@ static int chain_write(struct txn *t, __u32 bidx, struct chain *c)
 
 static int rank_of(struct txn *t, __u32 slot, __u64 *rank)
 {
-	struct xtcam_rec *r = mget(t, XTCAM_MAP_RECORDS, slot);
+	const struct slotinfo *si = slot_info(t, slot);
 
-	if (!r)
+	if (!si)
 		return -errno;
-	*rank = r->rank;
+	*rank = si->rank;
 	return 0;
 }
 
@@ -1296,8 +1399,7 @@ static int do_insert(struct txn *t, const struct xtcam_rule *r,
 {
 	struct xtcam_dp *dp = t->dp;
 	struct xtcam_key hm, hv;
-	struct xtcam_rec rec, *rp;
-	struct xtcam_action *ap;
+	struct xtcam_rec rec;
 	struct rentry *re;
 	struct chain c;
 	__u32 slot, bidx, pos, tid;
@@ -1329,14 +1431,9 @@ static int do_insert(struct txn *t, const struct xtcam_rule *r,
 	}
 	rec.cnt = cnt;
 	rec.slot = slot;
-	rp = mget(t, XTCAM_MAP_RECORDS, slot);
-	ap = mget(t, XTCAM_MAP_ACTIONS, slot);
-	if (!rp || !ap)
-		return -errno;
-	*rp = rec;
-	*ap = *act;
-	mdirty(t, XTCAM_MAP_RECORDS, slot);
-	mdirty(t, XTCAM_MAP_ACTIONS, slot);
+	err = fresh_add(t, &rec, act);
+	if (err)
+		return err;
 
 	hash_view(&rec, &hm, &hv);
 	ti = choose_tuple(t, &hm, &hv, rec.rank, rec_family(&rec));
@@ -1630,7 +1727,9 @@ static int txn_commit(struct txn *t)
 			return err;
 
 	/* 1. what nothing refers to yet: records, actions, fresh counters */
-	err = write_mirror(t, XTCAM_MAP_RECORDS, 0);
+	err = fresh_flush(t);
+	if (!err)
+		err = write_mirror(t, XTCAM_MAP_RECORDS, 0);
 	if (!err)
 		err = write_mirror(t, XTCAM_MAP_ACTIONS, 0);
 	if (!err)

@@ -884,6 +884,7 @@ static int do_restore(int argc, char **argv)
 		fclose(f);
 	if (e)
 		return fail(e, "restore: %s (nothing restored)", err);
+	cli_progress_done();
 	if (xtcam_restore_is_legacy(rs))
 		fprintf(stderr, "xtcam: restore: %s has no format line: its numbers are read as "
 			"decimal, as older versions of xtcam wrote them\n",
@@ -1011,8 +1012,9 @@ int main(int argc, char **argv)
 		fputs(help_main, stderr);
 		return 2;
 	}
-	cli_progress_init();
 	obj = match_word(argv[0], objects);
+	if (obj && (!strcmp(obj, "rule") || !strcmp(obj, "restore")))
+		cli_progress_init();    /* their loads: progress on a terminal */
 	if (!obj)
 		return usage_error("unknown object \"%s\" (block, bind, unbind, rule, counters, "
 				   "save, restore, apply, flush, metrics, import)", argv[0]);

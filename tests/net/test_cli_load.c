@@ -13,7 +13,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "tnet.h"
+#include "tcli.h"
 
 static char inst[32], dir[64];
 
@@ -37,9 +37,6 @@ static void teardown(void)
 }
 
 TestSuite(cli_load, .init = setup, .fini = teardown);
-
-#define XT_OK(...) do { char *o_ = NULL; int rc_ = t_xtcam(&o_, __VA_ARGS__); \
-	cr_assert_eq(rc_, 0, "xtcam %s: exit %d: %s", #__VA_ARGS__, rc_, o_); free(o_); } while (0)
 
 /* N rules of /32 sources 10.B.x.y (B tells files apart), no handles */
 static void rules_file(const char *path, int n, int b)

@@ -345,9 +345,11 @@ static int xdp_unbind(struct flow_block_offload *f, struct xtcam_ctx *ctx)
 	if (!f->keep && ctx->req.old && ctx->req.old->prog_id)
 		e = xtcam_detach_in(f, ctx->req.netns, xtcam_detach, ctx->req.old);
 	if (!flow_block_cb_decref(cb)) {
-		/* no device left: removing the rules one by one is moot */
+		/* no device left: removing the rules one by one is moot (the
+		 * maps go whole), and the core need not even read them */
 		x->dying = true;
 		x->keep = f->keep;
+		cb->no_removal = true;
 		flow_block_cb_remove(cb, f);
 		list_del(&cb->driver_list);
 	}

@@ -425,12 +425,15 @@ int xtcam_cmd_rule_flush(struct xtcam_ctx *c, const char *block, char *err, size
 
 /* One rule as `rule show` prints it, with its counters. */
 static json_object *rule_json(struct xtcam_block *b, struct xdp_blk *x,
+			      const struct xtcam_dp_counters *all,
 			      const struct xtcam_rule *r, const struct timespec *now)
 {
 	struct xtcam_counter cnt = { 0 };
 	json_object *o = json_object_new_object();
 
-	if (x)
+	if (all)
+		xtcam_dp_counters_get(all, r->handle, &cnt);
+	else if (x)
 		xtcam_dp_rule_counters(x->dp, r->handle, &cnt);
 	xtcam_hw_rule_stats(b, r->handle, &cnt);
 	json_object_object_add(o, "handle", json_object_new_int64(r->handle));
@@ -452,9 +455,17 @@ static json_object *rule_json(struct xtcam_block *b, struct xdp_blk *x,
 	return o;
 }
 
+/* Rules shown with a lookup of their counters each; past them, the
+ * counters of the whole block are read at once (in batches): the first
+ * lines come without waiting for that, and a big block costs a few
+ * syscalls a thousand rules instead of three a rule. */
+#define SHOW_ONE_BY_ONE 1024
+
 struct show_walk {
 	struct xtcam_block *b;
 	struct xdp_blk *x;
+	struct xtcam_dp_counters *all;  /* the block's, once read */
+	size_t shown;
 	struct timespec now;
 	int (*fn)(void *arg, json_object *rule);
 	void *arg;
@@ -463,9 +474,13 @@ struct show_walk {
 static int show_one(void *arg, const struct xtcam_rule *r)
 {
 	struct show_walk *w = arg;
-	json_object *o = rule_json(w->b, w->x, r, &w->now);
+	json_object *o;
 	int e;
 
+	if (w->x && !w->all && w->shown++ == SHOW_ONE_BY_ONE &&
+	    xtcam_dp_counters_read(w->x->dp, &w->all))
+		w->all = NULL;  /* one by one, then */
+	o = rule_json(w->b, w->x, w->all, r, &w->now);
 	if (!o)
 		return -ENOMEM;
 	e = w->fn(w->arg, o);
@@ -489,10 +504,11 @@ int xtcam_cmd_rule_show_each(struct xtcam_ctx *c, const char *block,
 	e = xtcam_block_rec(c, block, &rec, err, errlen);
 	if (e)
 		return e;
-	w = (struct show_walk){ b, xtcam_xdp_blk(b), { 0, 0 }, fn, arg };
+	w = (struct show_walk){ .b = b, .x = xtcam_xdp_blk(b), .fn = fn, .arg = arg };
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &w.now);
 	/* straight from the registry: the core need not hold the rules */
 	e = xtcam_state_rules_walk(c->st, &rec, show_one, &w);
+	xtcam_dp_counters_free(w.all);
 	if (e < 0)
 		xtcam_set_err(err, errlen, "block %s: cannot read its rules: %s", block,
 			      strerror(-e));
@@ -547,7 +563,7 @@ int xtcam_cmd_rule_show_handle(struct xtcam_ctx *c, const char *block, __u32 han
 		return e;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
 	*out = json_object_new_array();
-	json_object_array_add(*out, rule_json(b, xtcam_xdp_blk(b), &r, &now));
+	json_object_array_add(*out, rule_json(b, xtcam_xdp_blk(b), NULL, &r, &now));
 	return 0;
 }
 

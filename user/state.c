@@ -1101,6 +1101,7 @@ static int sweep_detached(struct xtcam_state *st, __u32 id, __u32 rgen)
 {
 	pid_t pid = fork(), gc;
 	int status, fd;
+	long max;
 
 	if (pid < 0)
 		return -errno;
@@ -1116,6 +1117,11 @@ static int sweep_detached(struct xtcam_state *st, __u32 id, __u32 rgen)
 	if (gc)
 		_exit(gc < 0 ? 1 : 0);
 	setsid();
+	/* no pipe or socket of the caller's is held open by the sweep */
+	max = sysconf(_SC_OPEN_MAX);
+	for (fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+		if (fd != st->fd_rules[0] && fd != st->fd_rules[1] && fd != st->fd_ranks)
+			close(fd);
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (fd >= 0) {
 		dup2(fd, 0);

@@ -363,9 +363,11 @@ static int xdp_unbind(struct flow_block_offload *f, struct xtcam_ctx *ctx)
 	if (!f->keep && ctx->req.old && ctx->req.old->prog_id)
 		e = xtcam_detach_in(f, ctx->req.netns, xtcam_detach, ctx->req.old);
 	if (!flow_block_cb_decref(cb)) {
-		/* no device left: removing the rules one by one is moot */
+		/* no device left: removing the rules one by one is moot (the
+		 * maps go whole), and the core need not even read them */
 		x->dying = true;
 		x->keep = f->keep;
+		cb->no_removal = true;
 		flow_block_cb_remove(cb, f);
 		list_del(&cb->driver_list);
 	}
@@ -565,6 +567,14 @@ static int xdp_attach(const struct xtcam_driver *d, struct xtcam_ctx *ctx, struc
 	return e;
 }
 
+static void counter_add(struct xtcam_counter *sum, const struct xtcam_counter *c)
+{
+	sum->packets += c->packets;
+	sum->bytes += c->bytes;
+	if (c->last_hit > sum->last_hit)
+		sum->last_hit = c->last_hit;
+}
+
 static int xdp_rule_counters(struct xtcam_block *b, __u32 handle, struct xtcam_counter *sum)
 {
 	struct xdp_blk *x = xdp_blk(b);
@@ -572,11 +582,36 @@ static int xdp_rule_counters(struct xtcam_block *b, __u32 handle, struct xtcam_c
 
 	if (!x || xtcam_dp_rule_counters(x->dp, handle, &c))
 		return 0;
-	sum->packets += c.packets;
-	sum->bytes += c.bytes;
-	if (c.last_hit > sum->last_hit)
-		sum->last_hit = c.last_hit;
+	counter_add(sum, &c);
 	return 0;
+}
+
+static int xdp_counters_snapshot(struct xtcam_block *b, void **snap)
+{
+	struct xdp_blk *x = xdp_blk(b);
+	struct xtcam_dp_counters *t = NULL;
+	int e;
+
+	*snap = NULL;
+	if (!x)
+		return 0;
+	e = xtcam_dp_counters_read(x->dp, &t);
+	if (!e)
+		*snap = t;
+	return e;
+}
+
+static void xdp_snapshot_counters(const void *snap, __u32 handle, struct xtcam_counter *sum)
+{
+	struct xtcam_counter c;
+
+	xtcam_dp_counters_get(snap, handle, &c);
+	counter_add(sum, &c);
+}
+
+static void xdp_snapshot_free(void *snap)
+{
+	xtcam_dp_counters_free(snap);
 }
 
 static int xdp_counters_reset(struct xtcam_block *b)
@@ -708,6 +743,9 @@ const struct xtcam_driver_ops xtcam_xdp_ops = {
 	.orphans = xdp_orphans,
 	.reconcile = xdp_reconcile,
 	.rule_counters = xdp_rule_counters,
+	.counters_snapshot = xdp_counters_snapshot,
+	.snapshot_counters = xdp_snapshot_counters,
+	.snapshot_free = xdp_snapshot_free,
 	.counters_reset = xdp_counters_reset,
 	.block_stats = xdp_block_stats,
 	.notes = xdp_notes,

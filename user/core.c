@@ -1147,18 +1147,31 @@ static void replay_del(struct xtcam_block *b, struct flow_block_cb *cb,
 	}
 }
 
-/* Unbind: replay removal to each callback on `head` (unless keep), take
- * it off the block and its driver list, free it. */
-static void drop_cbs(struct xtcam_block *b, struct list_head *head, bool keep)
+/* Unbind: replay removal to each callback on `head` (unless keep, or the
+ * callback says its rules go with it), take it off the block and its
+ * driver list, free it.  The rules are read only when some callback gets
+ * the replay; a failure to read them is returned in *ferr (the callbacks
+ * go all the same). */
+static void drop_cbs(struct xtcam_block *b, struct list_head *head, bool keep, int *ferr)
 {
 	struct flow_block_cb *cb, *tmp;
 	struct xtcam_rule_op *ops = NULL;
-	bool replay = !keep && b->nrules && !list_empty(head);
+	bool replay = false;
 
+	if (!keep)
+		list_for_each_entry(cb, head, list)
+			replay |= !cb->no_removal;
+	if (replay) {
+		int e = xtcam_block_rules_fetch(b, NULL, 0);
+
+		if (e && !*ferr)
+			*ferr = e;
+	}
+	replay = replay && b->nrules;
 	if (replay)
 		ops = replay_ops(b, XTCAM_RULE_DEL);
 	list_for_each_entry_safe(cb, tmp, head, list) {
-		if (replay)
+		if (replay && !cb->no_removal)
 			replay_del(b, cb, ops);
 		cb_drop(cb);
 	}
@@ -1308,23 +1321,21 @@ int xtcam_unbind(struct xtcam_core *core, struct xtcam_dev *dev,
 	f.errmsg_len = errmsg_len;
 	f.keep = keep;
 
-	/* the removal replay needs the rules (a failure to read them
-	 * cannot stop the unbind either) */
-	if (!keep)
-		ferr = xtcam_block_rules_fetch(block, NULL, 0);
 	err = bd->backend->setup(&f, dev, bd->backend->priv);
-	if (!err)
-		err = ferr;
 
-	/* the binding goes whatever the backend said */
+	/* the binding goes whatever the backend said; the removal replay
+	 * reads the rules after the setup, when it knows which callbacks
+	 * want it (a failure to read them cannot stop the unbind either) */
 	list_del(&bd->block_node);
 	block->nbindings--;
 	dev->binding = NULL;
-	drop_cbs(block, &f.cb_list, keep);
+	drop_cbs(block, &f.cb_list, keep, &ferr);
 	/* a backend that left callbacks behind would leave the block busy
 	 * forever: its last binding takes them along */
 	if (!block->nbindings)
-		drop_cbs(block, &block->cb_list, keep);
+		drop_cbs(block, &block->cb_list, keep, &ferr);
+	if (!err)
+		err = ferr;
 	free(bd);
 	if (err > 0)
 		err = -EIO;

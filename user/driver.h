@@ -89,6 +89,12 @@ struct xtcam_driver_ops {
 	 * every device) to *sum: packets and bytes add, last_hit is the
 	 * latest. */
 	int (*rule_counters)(struct xtcam_block *b, __u32 handle, struct xtcam_counter *sum);
+	/* Optional, for a listing of the whole block: the counters of all
+	 * its rules read at once into *snap (NULL: nothing to read), a rule's
+	 * added from there as rule_counters() adds them, and *snap freed. */
+	int (*counters_snapshot)(struct xtcam_block *b, void **snap);
+	void (*snapshot_counters)(const void *snap, __u32 handle, struct xtcam_counter *sum);
+	void (*snapshot_free)(void *snap);
 	int (*counters_reset)(struct xtcam_block *b);
 	/* Add to *s what this backend knows of b. */
 	void (*block_stats)(struct xtcam_block *b, struct xtcam_block_stats *s);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -794,6 +795,8 @@ int xtcam_state_block_put(struct xtcam_state *st, const struct xtcam_block_rec *
 	return bpf_map_update_elem(st->fd_blocks, &k, rec, 0) ? -errno : 0;
 }
 
+static bool id_marked(struct xtcam_state *st, __u32 id);
+
 __u32 xtcam_state_next_block_id(struct xtcam_state *st)
 {
 	struct xtcam_block_rec *b;
@@ -806,6 +809,10 @@ __u32 xtcam_state_next_block_id(struct xtcam_state *st)
 		if (b[i].id >= id)
 			id = b[i].id + 1;
 	free(b);
+	/* past the ids of deleted blocks whose rules are still being swept
+	 * (xtcam_state_block_del): their markers go last */
+	while (id_marked(st, id))
+		id++;
 	return id;
 }
 
@@ -1054,17 +1061,91 @@ static int gen_clear(struct xtcam_state *st, __u32 id, __u32 gen, bool all)
 	return e;
 }
 
+/* does the index hold a marker of block id (a block, or the leftovers of
+ * a deleted one not swept yet)? */
+static bool id_marked(struct xtcam_state *st, __u32 id)
+{
+	struct xtcam_rank_key k;
+	__u32 v, g;
+
+	if (st->fd_ranks < 0)
+		return false;
+	for (g = 0; g < 2; g++) {
+		rank_key(&k, id, g, 0, 0);
+		if (!bpf_map_lookup_elem(st->fd_ranks, &k, &v))
+			return true;
+	}
+	return false;
+}
+
+/* both generations of a deleted block: its rules, their keys, the
+ * markers last (until then its id is not given to a new block) */
+static int sweep(struct xtcam_state *st, __u32 id, __u32 rgen)
+{
+	int e = gen_clear(st, id, !rgen, true);
+
+	return e ? e : gen_clear(st, id, rgen, true);
+}
+
+/* Blocks up to this many rules are swept by block del itself. */
+#define SWEEP_INLINE 4096
+
+/*
+ * Sweep in a process of its own, detached (it outlives the command, which
+ * returns at once): it lets go of the lock and of the terminal first.  A
+ * sweep is safe without the lock: nothing else reads or writes the keys
+ * of a block without a record, and the id is not reused while its
+ * markers are there.  Returns -errno when no process could be made (the
+ * caller sweeps itself).
+ */
+static int sweep_detached(struct xtcam_state *st, __u32 id, __u32 rgen)
+{
+	pid_t pid = fork(), gc;
+	int status, fd;
+	long max;
+
+	if (pid < 0)
+		return -errno;
+	if (pid) {
+		if (waitpid(pid, &status, 0) < 0)
+			return -errno;
+		return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -ECHILD;
+	}
+	/* the child: a grandchild does the work, so that nobody waits on it */
+	if (st->lock_fd >= 0)
+		close(st->lock_fd);
+	gc = fork();
+	if (gc)
+		_exit(gc < 0 ? 1 : 0);
+	setsid();
+	/* no pipe or socket of the caller's is held open by the sweep */
+	max = sysconf(_SC_OPEN_MAX);
+	for (fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+		if (fd != st->fd_rules[0] && fd != st->fd_rules[1] && fd != st->fd_ranks)
+			close(fd);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+	}
+	_exit(sweep(st, id, rgen) ? 1 : 0);
+}
+
 int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *rec)
 {
 	struct xtcam_block_key k;
-	int e = gen_clear(st, rec->id, !rec->rgen, true);
 
-	if (!e)
-		e = gen_clear(st, rec->id, rec->rgen, true);
-	if (e)
-		return e;
+	/* the record first: from then on no command sees the block, and its
+	 * keys are leftovers under an id that no new block takes */
 	block_key(rec->name, &k);
-	return bpf_map_delete_elem(st->fd_blocks, &k) ? -errno : 0;
+	if (bpf_map_delete_elem(st->fd_blocks, &k))
+		return -errno;
+	xtcam_crash_point("block-del");
+	if (rec->nrules > SWEEP_INLINE &&
+	    !sweep_detached(st, rec->id, rec->rgen))
+		return 0;
+	return sweep(st, rec->id, rec->rgen);
 }
 
 /* --- rules -------------------------------------------------------------------- */

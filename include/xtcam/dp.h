@@ -132,6 +132,18 @@ int xtcam_dp_rule_counters(struct xtcam_dp *dp, __u32 handle,
 int xtcam_dp_stat(struct xtcam_dp *dp, enum xtcam_stat s,
 		  struct xtcam_counter *c);
 int xtcam_dp_counters_reset(struct xtcam_dp *dp);
+/*
+ * The counters of every rule of the active generation, read at once in
+ * batches (O(rules) work in a few syscalls a thousand rules, instead of
+ * three lookups a rule): for listings of a whole block.  Memory: 8 bytes
+ * a rule while reading, then 32 bytes a rule whose counter is not zero.
+ * xtcam_dp_counters_get gives zero for a handle without one.
+ */
+struct xtcam_dp_counters;
+int xtcam_dp_counters_read(struct xtcam_dp *dp, struct xtcam_dp_counters **out);
+void xtcam_dp_counters_get(const struct xtcam_dp_counters *t, __u32 handle,
+			   struct xtcam_counter *c);
+void xtcam_dp_counters_free(struct xtcam_dp_counters *t);
 
 /* The handles in the active generation, sorted; caller frees *out. */
 int xtcam_dp_handles(struct xtcam_dp *dp, __u32 **out, size_t *n);

@@ -101,6 +101,14 @@ struct flow_block_cb {
 	void *cb_priv;
 	void (*release)(void *cb_priv);
 	unsigned int refcnt;
+	/*
+	 * UNBIND: set by the driver on a callback it takes off the block
+	 * when the callback's rules go with it whole (the driver frees its
+	 * tables, as a driver does that destroys its whole TCAM on the last
+	 * unbind): the core replays no rule removal to it, and need not read
+	 * the rules for it.  Callbacks without it get the replay as before.
+	 */
+	bool no_removal;
 };
 
 /*

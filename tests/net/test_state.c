@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <json-c/json.h>
 #include "tcli.h"
 
 static char inst[32], dir[PATH_MAX], other[PATH_MAX];
@@ -345,4 +346,90 @@ Test(state, unbind_killed_at_any_step_is_finished, .timeout = 600)
 	/* and the block is free to go */
 	XT_OK("block del edge");
 	t_pair_free(&p);
+}
+
+/* entries of a registry map, as bpftool dumps it */
+static int reg_entries(const char *map)
+{
+	char *o = NULL;
+	int n;
+
+	json_object *a;
+
+	cr_assert_eq(t_sh(&o, "bpftool -j map dump pinned %s/%s", dir, map), 0, "%s", o);
+	a = json_tokener_parse(o);
+	cr_assert(a && json_object_is_type(a, json_type_array), "%s: %.200s", map, o);
+	n = (int)json_object_array_length(a);
+	json_object_put(a);
+	free(o);
+	return n;
+}
+
+/*
+ * block del of a block of many rules: the block is gone at once, its
+ * rules are swept from the registry behind it (nothing of it is left once
+ * the sweep is done, nor of its data path after the unbind), and a block
+ * added meanwhile gets an id of its own: the sweep leaves its rules alone.
+ */
+Test(state, block_del_of_a_large_block_leaves_nothing, .timeout = 300)
+{
+	enum { N = 10000 };
+	struct t_pair p;
+	char path[64], *o = NULL, ids[256] = "";
+	FILE *f;
+	unsigned int h;
+	int i, left = -1;
+
+	cr_assert_eq(t_pair_make(&p, "d"), 0);
+	snprintf(path, sizeof(path), "/tmp/xtcam-test-%d.rules", (int)getpid());
+	f = fopen(path, "w");
+	cr_assert(f, "%s", path);
+	for (h = 1; h <= N; h++)
+		fprintf(f, "prio %u ip_proto udp dst_port %u action drop\n", 1 + h % 50, h);
+	fclose(f);
+	XT_OK("block add big capacity 12000");
+	XT_OK("rule load big %s", path);
+	unlink(path);
+	XT_OK("bind big dev %s netns %s mode native", p.a, p.ns_a);
+	/* the ids of the block's data path maps */
+	cr_assert_eq(t_sh(&o, "for m in $(find %s/big -type f); do bpftool -j map show pinned $m; "
+			  "done | grep -o '\"id\":[0-9]*' | cut -d: -f2 | tr '\\n' ' '", dir), 0,
+		     "%s", o);
+	cr_assert(strlen(o) > 2 && strlen(o) < sizeof(ids), "%s", o);
+	snprintf(ids, sizeof(ids), "%s", o);
+	free(o);
+	XT_OK("unbind big dev %s netns %s", p.a, p.ns_a);
+	XT_OK("block del big");
+	cr_assert_neq(t_xtcam(&o, "rule show big"), 0, "the block is gone at once: %s", o);
+	free(o);
+	/* a new block while the sweep may still run */
+	XT_OK("block add next");
+	XT_OK("rule add next prio 1 handle 5 ip_proto udp dst_port 9 action drop");
+	for (i = 0; i < 600 && left; i++) {
+		if (i)
+			usleep(100 * 1000);
+		/* next's rule in each generation; its two markers and two
+		 * rank keys */
+		left = reg_entries("rules0") + reg_entries("rules1") + reg_entries("ranks") - 6;
+	}
+	cr_assert_eq(left, 0, "the registry holds %d entries more than block next's", left);
+	cr_assert_eq(t_xtcam(&o, "rule show next"), 0, "%s", o);
+	cr_assert(strstr(o, "handle 5 prio 1"), "the sweep left block next's rule: %s", o);
+	free(o);
+	cr_assert_eq(t_sh(&o, "ls %s | tr '\\n' ' '", dir), 0);
+	cr_assert_str_eq(o, "bindings blocks ranks rules0 rules1 ", "the folder holds the registry only");
+	free(o);
+	/* the data path's maps are freed (the kernel frees them after the
+	 * last reference, a moment later) */
+	for (i = 0; i < 100; i++) {
+		if (i)
+			usleep(100 * 1000);
+		cr_assert_eq(t_sh(&o, "for id in %s; do bpftool map show id $id 2>/dev/null; done; true", ids),
+			     0);
+		left = o[0] != 0;
+		free(o);
+		if (!left)
+			break;
+	}
+	cr_assert_not(left, "maps %s of block big are still there", ids);
 }

@@ -920,3 +920,91 @@ Test(traffic, block_show_notes_frames_that_vanish)
 	cr_assert_str_eq(n, "", "no cpu rule left: %s", n);
 	free(n);
 }
+
+/* `rule show B handle H` (a lookup of its own), cut before its "used" age
+ * (which moves on between two commands) */
+static char *one_rule_text(const char *block, unsigned int handle)
+{
+	char *o = NULL, *u;
+
+	cr_assert_eq(t_xtcam(&o, "rule show %s handle %u", block, handle), 0, "%s", o);
+	u = strstr(o, " used ");
+	if (u)
+		*u = 0;
+	return o;
+}
+
+/*
+ * A listing of a block longer than the rules whose counters are looked up
+ * one by one (the rest come from one read of the whole block's): every
+ * rule shows the counters its own lookup shows, in text and JSON, early
+ * rules and late ones, hit or not.
+ */
+Test(traffic, rule_show_of_a_long_block_shows_each_rules_counters, .timeout = 300)
+{
+	enum { N = 3000 };
+	static const struct { unsigned int handle; int frames; } hit[] = {
+		{ 7, 2 }, { 1100, 3 }, { 2048, 4 }, { 2999, 5 },
+	};
+	struct t_pair p;
+	struct pkt_spec s;
+	char path[64], *o = NULL, *e;
+	FILE *f;
+	size_t i;
+	unsigned int h;
+
+	cr_assert_eq(t_pair_make(&p, "w"), 0);
+	snprintf(path, sizeof(path), "/tmp/xtcam-test-%d.rules", (int)getpid());
+	f = fopen(path, "w");
+	cr_assert(f, "%s", path);
+	/* handle h at prio h: listed in handle order; udp port 10000 + h */
+	for (h = 1; h <= N; h++)
+		fprintf(f, "prio %u handle %u ip_proto udp dst_port %u action drop\n", h, h,
+			10000 + h);
+	fclose(f);
+	XT_OK("block add long capacity 4096");
+	XT_OK("rule load long %s", path);
+	unlink(path);
+	XT_OK("bind long dev %s netns %s mode native", p.a, p.ns_a);
+	t_frame(&p, &s, 0);
+	for (i = 0; i < sizeof(hit) / sizeof(hit[0]); i++) {
+		s.dport = (uint16_t)(10000 + hit[i].handle);
+		cr_assert_eq(through(&p, &s, 0x6700u + (uint32_t)i, hit[i].frames), 0,
+			     "udp/%u dropped", s.dport);
+	}
+
+	/* JSON: the hit rules count their frames, the others nothing */
+	cr_assert_eq(t_xtcam(&o, "-j rule show long"), 0, "%s", o);
+	for (h = 1; h <= N; h++) {
+		long long want = 0;
+
+		for (i = 0; i < sizeof(hit) / sizeof(hit[0]); i++)
+			if (hit[i].handle == h)
+				want = hit[i].frames;
+		cr_assert_eq(t_rule_field(o, h, "packets"), want, "handle %u", h);
+	}
+	free(o);
+
+	/* text: each hit rule's two lines as its own lookup prints them */
+	cr_assert_eq(t_xtcam(&o, "rule show long"), 0, "%s", o);
+	for (i = 0; i < sizeof(hit) / sizeof(hit[0]); i++) {
+		char *one = one_rule_text("long", hit[i].handle), *at;
+		size_t len = strlen(one);
+
+		cr_assert(strstr(one, "packets ") && !strstr(one, "packets 0 "), "%s", one);
+		at = strstr(o, one);
+		cr_assert(at, "the listing shows handle %u as its lookup does:\n%s",
+			  hit[i].handle, one);
+		e = at + len;
+		cr_assert(!strncmp(e, " used ", 6), "handle %u: %.80s", hit[i].handle, at);
+		free(one);
+	}
+	/* and an unhit late rule exactly */
+	{
+		char *one = one_rule_text("long", 2500);
+
+		cr_assert(strstr(o, one), "handle 2500:\n%s", one);
+		free(one);
+	}
+	free(o);
+}

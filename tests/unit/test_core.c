@@ -112,6 +112,8 @@ struct tb {
 	bool dual;              /* PERDEV: two callbacks per device */
 	bool forget_remove;     /* PERDEV: unbind queues nothing */
 	bool queue_then_fail;   /* PERDEV: bind queues, then fails */
+	bool no_removal;        /* SHARED: the last unbind marks its callback
+				 * as needing no removal replay */
 	int fail_bind;          /* setup(BIND) returns this */
 	int unbind_err;         /* setup(UNBIND) returns this after its work */
 	size_t capacity;        /* rules a callback takes before -ENOSPC */
@@ -375,6 +377,7 @@ static int shared_setup(struct tb *tb, struct flow_block_offload *f)
 			return -ENOENT;
 		if (!flow_block_cb_decref(cb)) {
 			((struct tcb *)flow_block_cb_priv(cb))->keep = f->keep;
+			cb->no_removal = tb->no_removal;
 			flow_block_cb_remove(cb, f);
 			list_del(&cb->driver_list);
 		}
@@ -2325,4 +2328,70 @@ Test(source, set_only_on_an_empty_unbound_block)
 	cr_assert_eq(xtcam_block_source_set(block(core, "e2"), &src), -EINVAL);
 	xtcam_core_free(core);
 	assert_no_leaks();
+}
+
+/*
+ * The last unbind of a shared callback whose rules go with it (the XDP
+ * backend's: its maps are freed whole): the core replays no removal to it
+ * and reads no rule from the source for it; the same callback without the
+ * mark gets every removal, read from the source.
+ */
+static void unbind_source_block(bool no_removal)
+{
+	struct xtcam_core *core = xtcam_core_new();
+	struct xtcam_block *b;
+	struct xtcam_block_spec spec;
+	struct store st = { .n = 0 };
+	struct tb tb;
+	struct tcb *c;
+	char msg[XTCAM_ERRMSG_MAX];
+
+	tb_init(&tb, "native", TB_SHARED);
+	tb.no_removal = no_removal;
+	cr_assert_eq(xtcam_core_backend_add(core, &tb.be), 0);
+	b = block(core, "edge");
+	add(b, 20, 2);
+	add(b, 10, 1);
+	add(b, 10, 3);
+	bind_ok(core, b, dev(core, &NS1, 3), &tb);
+	for (size_t i = 0; i < 3; i++)
+		store_put(&st, xtcam_block_rule_at(b, i));
+	spec = b->spec;
+	xtcam_core_free(core);
+
+	core = xtcam_core_new();
+	cr_assert_eq(xtcam_core_backend_add(core, &tb.be), 0);
+	b = xtcam_block_add(core, &spec);
+	cr_assert_not(IS_ERR(b));
+	cr_assert_eq(xtcam_block_source_set(b, &(struct xtcam_rule_source){ store_find,
+				store_fetch, &st, NULL }), 0);
+	cr_assert_eq(xtcam_bind(core, b, dev(core, &NS1, 3), &tb.be, INGRESS,
+				XTCAM_BIND_RESTORE, msg, sizeof(msg)), 0, "%s", msg);
+	c = flow_block_cb_priv(list_first_entry(&tb.drv, struct flow_block_cb, driver_list));
+	cr_assert_eq(c->m->n, 3);
+	tb.releases = 0;
+	unbind_ok(core, dev(core, &NS1, 3));
+	cr_assert_eq(tb.releases, 1);
+	if (no_removal) {
+		cr_assert_eq(st.fetches, 0, "no rule read for a callback that needs none");
+		cr_assert_eq(tb.released_with[0], 3, "no removal replayed: its rules went whole");
+	} else {
+		cr_assert_eq(st.fetches, 1, "the removal replay read the rules");
+		cr_assert_eq(tb.released_with[0], 0, "every rule removed before the release");
+	}
+	cr_assert(list_empty(&b->cb_list));
+	cr_assert_eq(b->nbindings, 0);
+	xtcam_core_free(core);
+	tb_fini(&tb);
+	assert_no_leaks();
+}
+
+Test(source, unbind_reads_no_rule_for_a_callback_that_needs_no_removal)
+{
+	unbind_source_block(true);
+}
+
+Test(source, unbind_replays_removal_to_a_callback_without_the_mark)
+{
+	unbind_source_block(false);
 }

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * The counters of every rule of a data path at once, for listings of
+ * whole blocks (see xtcam_dp_counters_read in xtcam/dp.h).  A rule's
+ * counter is three lookups away (the rules hash for its slot, the record
+ * for its counter index, the per-CPU counter); read one rule at a time
+ * that is three syscalls a rule.  Here each map is read in batches
+ * instead: the rules hash whole, then the records and counters in
+ * windows of consecutive indexes, only the windows that hold one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "dp_internal.h"
+
+/* a rule of the active generation on its way from slot to counter */
+struct hc {
+	__u32 handle;
+	__u32 idx;              /* slot, then counter index */
+};
+
+struct dp_cnt_ent {
+	__u32 handle;
+	struct xtcam_counter c;
+};
+
+struct xtcam_dp_counters {
+	struct dp_cnt_ent *e;   /* rules with a counter not zero, by handle */
+	size_t n;
+};
+
+#define HASH_CHUNK 4096         /* rules hash elements a batch read */
+#define WIN 1024                /* array elements a window */
+
+static int cmp_idx(const void *a, const void *b)
+{
+	const struct hc *x = a, *y = b;
+
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct dp_cnt_ent *x = a, *y = b;
+
+	return x->handle < y->handle ? -1 : x->handle > y->handle;
+}
+
+static int hc_add(struct hc **v, size_t *n, size_t *cap, __u32 handle, __u32 slot)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 1024;
+		struct hc *p = realloc(*v, c * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = (struct hc){ handle, slot };
+	return 0;
+}
+
+/* (handle, slot) of every rule of the active generation */
+static int active_slots(struct xtcam_dp *dp, struct hc **vout, size_t *nout)
+{
+	struct xtcam_hkey *keys = NULL;
+	struct xtcam_hval *vals = NULL;
+	struct hc *v = NULL;
+	size_t n = 0, cap = 0, i, chunk = HASH_CHUNK;
+	__u32 gen = dp->cfg.gen, in = 0, out = 0, cnt;
+	bool first = true;
+	int e = 0;
+
+	if (dp->flags & XTCAM_DP_MEMORY) {
+		__u64 *k;
+		struct xtcam_hval *hv;
+		size_t nk;
+
+		e = dp_dump_rules(dp, &k, &hv, &nk);
+		if (e)
+			return e;
+		for (i = 0; i < nk && !e; i++)
+			if ((k[i] >> 32) == gen)
+				e = hc_add(&v, &n, &cap, (__u32)k[i], hv[i].slot);
+		free(k);
+		free(hv);
+		goto done;
+	}
+	for (;;) {
+		if (!keys) {
+			keys = malloc(chunk * sizeof(*keys));
+			vals = malloc(chunk * sizeof(*vals));
+			if (!keys || !vals) {
+				e = -ENOMEM;
+				break;
+			}
+		}
+		cnt = (__u32)chunk;
+		dp->stat_syscalls++;
+		e = bpf_map_lookup_batch(dp->fd[XTCAM_MAP_RULES], first ? NULL : &in, &out,
+					 keys, vals, &cnt, NULL) ? -errno : 0;
+		if (e == -ENOSPC && !cnt) {
+			/* a bucket holds more than a chunk: a bigger one */
+			chunk *= 2;
+			free(keys);
+			free(vals);
+			keys = NULL;
+			vals = NULL;
+			e = 0;
+			continue;
+		}
+		if (e && e != -ENOENT)
+			break;
+		for (i = 0; i < cnt; i++)
+			if (keys[i].gen == gen && hc_add(&v, &n, &cap, keys[i].handle,
+							  vals[i].slot)) {
+				e = -ENOMEM;
+				break;
+			}
+		if (e)          /* -ENOENT: the end; or out of memory */
+			break;
+		in = out;
+		first = false;
+	}
+	free(keys);
+	free(vals);
+	if (e == -ENOENT)
+		e = 0;
+	if (e == -EINVAL || e == -EOPNOTSUPP || e == -ENOTSUPP) {
+		/* no batch reads of hashes here: a walk */
+		__u64 *k;
+		struct xtcam_hval *hv;
+		size_t nk;
+
+		n = 0;
+		e = dp_dump_rules(dp, &k, &hv, &nk);
+		if (!e) {
+			for (i = 0; !e && i < nk; i++)
+				if ((k[i] >> 32) == gen)
+					e = hc_add(&v, &n, &cap, (__u32)k[i], hv[i].slot);
+			free(k);
+			free(hv);
+		}
+	}
+done:
+	if (e) {
+		free(v);
+		return e;
+	}
+	*vout = v;
+	*nout = n;
+	return 0;
+}
+
+/* v[i].idx: slot -> counter index, reading the records of the windows
+ * that hold a slot of v (v sorted by slot) */
+static int slots_to_counters(struct xtcam_dp *dp, struct hc *v, size_t n)
+{
+	size_t usz = dp_usz(dp, XTCAM_MAP_RECORDS), i = 0, max = dp->max[XTCAM_MAP_RECORDS];
+	char *buf = malloc(WIN * usz);
+	int e = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (i < n && !e) {
+		__u64 first = v[i].idx / WIN * WIN;
+		size_t len = first + WIN <= max ? WIN : max - first;
+
+		if (v[i].idx >= max) {
+			v[i++].idx = UINT32_MAX;        /* no such slot: no counter */
+			continue;
+		}
+		e = dp_read_range(dp, XTCAM_MAP_RECORDS, first, len, buf);
+		for (; !e && i < n && v[i].idx < first + len; i++) {
+			const struct xtcam_rec *r = (const void *)(buf + (v[i].idx - first) * usz);
+
+			v[i].idx = r->cnt;
+		}
+	}
+	free(buf);
+	return e;
+}
+
+/* the counters of v (sorted by counter index) summed over CPUs, those not
+ * zero into t */
+static int read_counters(struct xtcam_dp *dp, const struct hc *v, size_t n,
+			 struct xtcam_dp_counters *t)
+{
+	size_t usz = dp_usz(dp, XTCAM_MAP_COUNTERS), step = (sizeof(struct xtcam_counter) + 7) & ~7ul;
+	size_t max = dp->max[XTCAM_MAP_COUNTERS], i = 0, cap = 0;
+	char *buf = malloc(WIN * usz);
+	int e = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (i < n && !e) {
+		__u64 first = v[i].idx / WIN * WIN;
+		size_t len = first + WIN <= max ? WIN : max - first;
+
+		if (v[i].idx >= max) {
+			i++;
+			continue;
+		}
+		e = dp_read_range(dp, XTCAM_MAP_COUNTERS, first, len, buf);
+		for (; !e && i < n && v[i].idx < first + len; i++) {
+			const char *p = buf + (v[i].idx - first) * usz;
+			struct xtcam_counter c = { 0 };
+			int cpu;
+
+			for (cpu = 0; cpu < dp->ncpus; cpu++) {
+				const struct xtcam_counter *pc = (const void *)(p + cpu * step);
+
+				c.packets += pc->packets;
+				c.bytes += pc->bytes;
+				if (pc->last_hit > c.last_hit)
+					c.last_hit = pc->last_hit;
+			}
+			if (!c.packets && !c.bytes && !c.last_hit)
+				continue;
+			if (t->n == cap) {
+				size_t nc = cap ? 2 * cap : 256;
+				struct dp_cnt_ent *ne = realloc(t->e, nc * sizeof(*ne));
+
+				if (!ne) {
+					e = -ENOMEM;
+					break;
+				}
+				t->e = ne;
+				cap = nc;
+			}
+			t->e[t->n++] = (struct dp_cnt_ent){ v[i].handle, c };
+		}
+	}
+	free(buf);
+	return e;
+}
+
+int xtcam_dp_counters_read(struct xtcam_dp *dp, struct xtcam_dp_counters **out)
+{
+	struct xtcam_dp_counters *t = calloc(1, sizeof(*t));
+	struct hc *v = NULL;
+	size_t n = 0;
+	int e;
+
+	if (!t)
+		return -ENOMEM;
+	e = active_slots(dp, &v, &n);
+	if (!e) {
+		qsort(v, n, sizeof(*v), cmp_idx);
+		e = slots_to_counters(dp, v, n);
+	}
+	if (!e) {
+		qsort(v, n, sizeof(*v), cmp_idx);
+		e = read_counters(dp, v, n, t);
+	}
+	free(v);
+	if (e) {
+		xtcam_dp_counters_free(t);
+		return e;
+	}
+	qsort(t->e, t->n, sizeof(*t->e), cmp_ent);
+	*out = t;
+	return 0;
+}
+
+void xtcam_dp_counters_get(const struct xtcam_dp_counters *t, __u32 handle,
+			   struct xtcam_counter *c)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->e[mid].handle < handle) {
+			lo = mid + 1;
+		} else if (t->e[mid].handle > handle) {
+			hi = mid;
+		} else {
+			*c = t->e[mid].c;
+			return;
+		}
+	}
+	memset(c, 0, sizeof(*c));
+}
+
+void xtcam_dp_counters_free(struct xtcam_dp_counters *t)
+{
+	if (!t)
+		return;
+	free(t->e);
+	free(t);
+}

@@ -22,6 +22,7 @@
 #include "xtcam/syntax.h"
 #include "loader_int.h"
 #include "errmsg.h"
+#include "trace.h"
 
 struct xtcam_ctl {
 	struct xtcam_ctx *ctx;  /* NULL: read it again at the next call */
@@ -49,6 +50,7 @@ static int ctl_lock(struct xtcam_ctl *c)
 	c->err[0] = 0;
 	if (c->ctx) {
 		e = xtcam_state_lock(c->ctx->st, c->err, sizeof(c->err));
+		xtcam_trace("ctl lock");
 		if (e)
 			return e;
 		if (c->gen_known && !xtcam_state_gen(c->ctx->st, &g) && g == c->gen)
@@ -75,6 +77,7 @@ static void ctl_unlock(struct xtcam_ctl *c)
 		return;
 	c->gen_known = !xtcam_state_gen(c->ctx->st, &c->gen);
 	xtcam_unlock(c->ctx);
+	xtcam_trace("ctl unlock");
 }
 
 /* A call's end: e, with a message that says at least what e is. */

@@ -348,9 +348,20 @@ static void lock_note_holder(int fd)
 	char line[384], text[448];
 	int n;
 
+	char had[sizeof(text) + 1];
+	ssize_t m;
+
 	cmdline_of(getpid(), line, sizeof(line));
 	n = snprintf(text, sizeof(text), "%d\n%s\n", (int)getpid(), line);
-	if (n > 0 && !ftruncate(fd, 0) && pwrite(fd, text, (size_t)n, 0) < 0) {
+	if (n <= 0)
+		return;
+	/* a process that takes the lock again (a library context, each
+	 * commit) finds its own note there: writing it again would cost a
+	 * truncate and a write on the lock file's file system */
+	m = pread(fd, had, sizeof(had), 0);
+	if (m == n && !memcmp(had, text, (size_t)n))
+		return;
+	if (pwrite(fd, text, (size_t)n, 0) == n && m > n && ftruncate(fd, n)) {
 		/* only a courtesy to those who wait */
 	}
 }

@@ -161,6 +161,15 @@ static int parse(struct xtcam_ctl *c, const char *block, const char *text,
 			return e;
 	}
 	e = xtcam_block_spec_get(c->ctx, block, &spec);
+	if (e == -ENOENT) {
+		/* made since this context last looked (in a registry made
+		 * again, say): look at the current state */
+		e = ctl_lock(c);
+		ctl_unlock(c);
+		if (e)
+			return e;
+		e = xtcam_block_spec_get(c->ctx, block, &spec);
+	}
 	if (e) {
 		xtcam_set_err(c->err, sizeof(c->err), "block %s: %s", block,
 			      e == -ENOENT ? "no such block" : strerror(-e));

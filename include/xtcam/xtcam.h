@@ -83,8 +83,9 @@ int xtcam_ctl_rule_parse(struct xtcam_ctl *c, const char *block, const char *tex
 /* One change, committed.  add: a rule with a handle in use is refused
  * (-EEXIST); without a handle it gets one, written to *handle (which may
  * be NULL).  replace: the rule of the same handle becomes this one
- * (-ENOENT if there is none); its counters stay when only its action
- * changed.  del: -ENOENT if there is no such rule. */
+ * (-ENOENT if there is none); its counters start again, as with
+ * `rule replace`, unless the rule is the same.  del: -ENOENT if there is
+ * no such rule. */
 int xtcam_ctl_rule_add(struct xtcam_ctl *c, const char *block, const char *text,
 		       __u32 *handle);
 int xtcam_ctl_rule_add_r(struct xtcam_ctl *c, const char *block, const struct xtcam_rule *r,

@@ -53,7 +53,7 @@ static int ctl_lock(struct xtcam_ctl *c)
 		xtcam_trace("ctl lock");
 		if (e)
 			return e;
-		if (c->gen_known && !xtcam_state_gen(c->ctx->st, &g) && g == c->gen)
+		if (c->gen_known && !xtcam_state_gen_current(c->ctx->st, &g) && g == c->gen)
 			return 0;
 		/* somebody else committed: read it all again (closing lets
 		 * go of the lock, opening takes it) */
@@ -67,6 +67,8 @@ static int ctl_lock(struct xtcam_ctl *c)
 			xtcam_set_err(c->err, sizeof(c->err), "xtcam: %s", strerror(-e));
 		return e;
 	}
+	/* what the open itself wrote (a repair) is in the view */
+	c->gen_known = !xtcam_state_gen(c->ctx->st, &c->gen);
 	return 0;
 }
 
@@ -80,9 +82,18 @@ static void ctl_unlock(struct xtcam_ctl *c)
 	xtcam_trace("ctl unlock");
 }
 
-/* A call's end: e, with a message that says at least what e is. */
+/* A call's end: e, with a message that says at least what e is.  A call
+ * that failed after it began to write (the generation moved: its change
+ * was aborted) leaves a context that is read again at the next call. */
 static int ctl_done(struct xtcam_ctl *c, int e)
 {
+	__u64 g;
+
+	if (e && c->ctx && (xtcam_state_gen(c->ctx->st, &g) || g != c->gen)) {
+		xtcam_close(c->ctx);    /* (lets go of the lock) */
+		c->ctx = NULL;
+		c->gen_known = false;
+	}
 	ctl_unlock(c);
 	if (e && !c->err[0])
 		xtcam_set_err(c->err, sizeof(c->err), "%s", strerror(-e));

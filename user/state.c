@@ -578,6 +578,41 @@ int xtcam_state_gen(struct xtcam_state *st, __u64 *gen)
 	return bpf_map_lookup_elem(st->fd_gen, &zero, gen) ? -errno : 0;
 }
 
+static int map_id(int fd, __u32 *id)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*id = info.id;
+	return 0;
+}
+
+int xtcam_state_gen_current(struct xtcam_state *st, __u64 *gen)
+{
+	char path[PATH_MAX];
+	__u32 mine = 0, pinned = 0;
+	int fd, e;
+
+	*gen = 0;
+	if (st->fd_gen < 0)
+		return -ENOENT;
+	if (pin_path(st, GEN_PIN, path, sizeof(path)))
+		return -ENAMETOOLONG;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -ESTALE;
+	e = map_id(fd, &pinned);
+	close(fd);
+	if (!e)
+		e = map_id(st->fd_gen, &mine);
+	if (!e && mine != pinned)
+		e = -ESTALE;
+	return e ? e : xtcam_state_gen(st, gen);
+}
+
 int xtcam_state_lock(struct xtcam_state *st, char *err, size_t errlen)
 {
 	int e;

@@ -65,6 +65,10 @@ int xtcam_state_lock(struct xtcam_state *st, char *err, size_t errlen);
  * -ENOENT when there is no generation to read (no registry when opened).
  */
 int xtcam_state_gen(struct xtcam_state *st, __u64 *gen);
+/* The same, for one who kept st while it did not hold the lock: -ESTALE
+ * when the registry it has open is no longer the one pinned (flushed and
+ * perhaps made again), -ENOENT when it has none. */
+int xtcam_state_gen_current(struct xtcam_state *st, __u64 *gen);
 /* the directory where a block's data path maps are pinned */
 int xtcam_state_block_dir(const struct xtcam_state *st, const char *block,
 			  const char *sub, char *buf, size_t len);

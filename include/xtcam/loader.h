@@ -49,6 +49,13 @@ void xtcam_set_lock_wait(int ms);
 void xtcam_unlock(struct xtcam_ctx *ctx);
 /* Lets go of the kernel objects (they stay) and the lock. */
 void xtcam_close(struct xtcam_ctx *ctx);
+/* For a process that runs many commands (xtcam -batch): with on, the
+ * context a command closes is kept (without the lock) and given to the
+ * next xtcam_open() of the same flags and blocks, when nobody wrote to
+ * the registry meanwhile; else that open reads the state as always.  Off
+ * (or on again) closes the context kept: after a command that failed,
+ * whose context may not be what the registry says. */
+void xtcam_keep_contexts(bool on);
 
 int xtcam_cmd_block_add(struct xtcam_ctx *c, const struct xtcam_block_spec *spec,
 			char *err, size_t errlen);

@@ -498,3 +498,31 @@ Test(cli_api, errors_name_the_object)
 	free(a);
 	cr_assert_eq(ctl_stop(&x), 1, "a line failed: exit 1");
 }
+
+/* xtcam -batch keeps its context from line to line while nobody else
+ * writes: a line that flushes the instance, or makes a block again, is
+ * seen by the next line, which acts on the registry as it is then. */
+Test(cli_api, batch_lines_see_each_other)
+{
+	FILE *f = fopen(file, "w");
+	char *o = NULL;
+
+	cr_assert_not_null(f);
+	fprintf(f, "block add b1 capacity 64\n"
+		   "rule add b1 prio 1 handle 1 src_ip 192.0.2.1 action drop\n"
+		   "flush\n"
+		   "block add b1 capacity 64\n"
+		   "rule add b1 prio 1 handle 1 src_ip 192.0.2.1 action drop\n"
+		   "rule add b1 prio 2 src_ip 192.0.2.2 action drop\n"
+		   "block del b1\n"
+		   "block add b1 capacity 128\n"
+		   "rule add b1 prio 3 handle 9 src_ip 192.0.2.9 action drop\n"
+		   "rule add b1 prio 3 src_ip 192.0.2.10 action drop\n");
+	fclose(f);
+	cr_assert_eq(t_xtcam(&o, "-batch %s", file), 0, "%s", o);
+	free(o);
+	handles_are("b1", "9 10", "after the batch");
+	cr_assert_eq(t_xtcam(&o, "-j block show b1"), 0, "%s", o);
+	cr_assert_eq(t_json_ll(o, "0.capacity"), 128, "the block made again: %s", o);
+	free(o);
+}

@@ -1245,7 +1245,7 @@ Test(cli, actions_checked_when_the_rule_comes_in)
 Test(cli, block_names_that_cannot_be_pinned)
 {
 	static const char *const bad[] = { "a.b", "edge.", "blocks", "rules", "rules0",
-					   "rules1", "bindings" };
+					   "rules1", "bindings", "generation" };
 	char *o = NULL;
 	size_t i;
 

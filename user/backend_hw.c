@@ -44,6 +44,7 @@
 #include "xtcam/compile.h"
 #include "xtcam/hwcompile.h"
 #include "xtcam_hw.skel.h"
+#include "driver.h"
 #include "loader_int.h"
 #include "nsenter.h"
 #include "errmsg.h"
@@ -79,6 +80,8 @@ struct hw_dev {
 	struct xtcam_dev **ports;       /* the devices bound through it */
 	size_t nports;
 };
+
+static flow_setup_cb_t hw_rules_cb;
 
 /* --- libbpf's messages: the kernel's reason ------------------------------ */
 
@@ -320,7 +323,7 @@ static ssize_t find_rule(const struct xtcam_rule *r, size_t n, __u32 handle)
 	return -1;
 }
 
-int xtcam_hw_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_priv)
+static int hw_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_priv)
 {
 	struct xtcam_rules_offload *o = type_data;
 	struct hw_dev *h = cb_priv;
@@ -504,7 +507,7 @@ static struct hw_ident *ident_get(struct xtcam_ctx *ctx, struct xtcam_block *b, 
 	return id;
 }
 
-void xtcam_hw_ctx_free(struct xtcam_ctx *ctx)
+static void hw_fini(struct xtcam_ctx *ctx)
 {
 	struct hw_ident *id, *tmp;
 
@@ -671,7 +674,7 @@ static int hw_bind(struct flow_block_offload *f, struct xtcam_dev *dev, struct x
 		return -EOPNOTSUPP;
 	}
 	f->driver_block_list = &ctx->hw_list;
-	ctx->req.hw = NULL;
+	ctx->req.cb_priv = NULL;
 
 	e = xtcam_ns_enter_name(ctx->req.netns, &saved, why, sizeof(why));
 	if (e) {
@@ -701,14 +704,14 @@ static int hw_bind(struct flow_block_offload *f, struct xtcam_dev *dev, struct x
 	}
 	snprintf(ctx->req.offload, sizeof(ctx->req.offload), "%s", odev);
 
-	cb = flow_block_cb_lookup(f, xtcam_hw_rules_cb, ident);
+	cb = flow_block_cb_lookup(f, hw_rules_cb, ident);
 	if (cb) {
 		/* another port of the same offload device: share its program */
 		e = port_add(cb->cb_priv, dev);
 		if (e)
 			goto out;
 		flow_block_cb_incref(cb);
-		ctx->req.hw = cb->cb_priv;
+		ctx->req.cb_priv = cb->cb_priv;
 		goto out;
 	}
 
@@ -796,7 +799,7 @@ static int hw_bind(struct flow_block_offload *f, struct xtcam_dev *dev, struct x
 	e = port_add(h, dev);
 	if (e)
 		goto fail;
-	cb = flow_block_cb_alloc(f->net, xtcam_hw_rules_cb, ident, h, hw_release);
+	cb = flow_block_cb_alloc(f->net, hw_rules_cb, ident, h, hw_release);
 	if (IS_ERR(cb)) {
 		e = (int)PTR_ERR(cb);
 		goto fail;
@@ -804,7 +807,7 @@ static int hw_bind(struct flow_block_offload *f, struct xtcam_dev *dev, struct x
 	flow_block_cb_incref(cb);
 	flow_block_cb_add(cb, f);
 	list_add_tail(&cb->driver_list, &ctx->hw_list);
-	ctx->req.hw = h;
+	ctx->req.cb_priv = h;
 	goto out;
 fail:
 	if (f->restore)
@@ -828,7 +831,7 @@ static int hw_prog_on(__u32 ifindex, __u32 *id)
 	return 0;
 }
 
-int xtcam_hw_attached(const struct xtcam_attach_info *info)
+static int hw_attached(const struct xtcam_attach_info *info)
 {
 	__u32 id = 0;
 	int e;
@@ -841,10 +844,10 @@ int xtcam_hw_attached(const struct xtcam_attach_info *info)
 	return id == info->prog_id;
 }
 
-int xtcam_hw_detach(const struct xtcam_attach_info *info, char *err, size_t errlen)
+static int hw_detach(const struct xtcam_attach_info *info, char *err, size_t errlen)
 {
 	libbpf_print_fn_t old;
-	int e = xtcam_hw_attached(info);
+	int e = hw_attached(info);
 
 	if (e <= 0)
 		return e ? e : -ENOENT;
@@ -857,15 +860,21 @@ int xtcam_hw_detach(const struct xtcam_attach_info *info, char *err, size_t errl
 	return e;
 }
 
-int xtcam_hw_attach(struct xtcam_ctx *ctx, __u32 ifindex, bool force,
-		    struct xtcam_attach_info *info, char *err, size_t errlen)
+/* After a hw bind (ctx->req.cb_priv set): attach its offloaded program to
+ * ifindex in ctx->req.netns with XDP_FLAGS_HW_MODE; refuses (-EBUSY) to
+ * replace another offloaded program unless force. */
+static int hw_attach(const struct xtcam_driver *d, struct xtcam_ctx *ctx, struct xtcam_block *b,
+		     __u32 ifindex, bool force, struct xtcam_attach_info *info, char *err,
+		     size_t errlen)
 {
-	struct hw_dev *h = ctx->req.hw;
+	struct hw_dev *h = ctx->req.cb_priv;
 	struct bpf_prog_info pi;
 	__u32 len = sizeof(pi), cur = 0;
 	libbpf_print_fn_t old;
 	int saved, e;
 
+	(void)d;
+	(void)b;
 	if (!h)
 		return -ENOENT;
 	e = xtcam_ns_enter_name(ctx->req.netns, &saved, err, errlen);
@@ -914,7 +923,7 @@ static int hw_unbind(struct flow_block_offload *f, struct xtcam_dev *dev,
 	list_for_each_entry(it, &ctx->hw_list, driver_list) {
 		h = it->cb_priv;
 		if (h->block == f->block && port_del(h, dev)) {
-			cb = flow_block_cb_lookup(f, xtcam_hw_rules_cb, h->ident);
+			cb = flow_block_cb_lookup(f, hw_rules_cb, h->ident);
 			break;
 		}
 	}
@@ -922,7 +931,7 @@ static int hw_unbind(struct flow_block_offload *f, struct xtcam_dev *dev,
 		return -ENOENT;
 	h = cb->cb_priv;
 	if (!f->keep && ctx->req.old && ctx->req.old->prog_id)
-		e = xtcam_detach_in(f, ctx->req.netns, xtcam_hw_detach, ctx->req.old);
+		e = xtcam_detach_in(f, ctx->req.netns, hw_detach, ctx->req.old);
 	if (!flow_block_cb_decref(cb)) {
 		h->dying = true;
 		h->keep = f->keep;
@@ -932,7 +941,7 @@ static int hw_unbind(struct flow_block_offload *f, struct xtcam_dev *dev,
 	return e;
 }
 
-int xtcam_hw_setup(struct flow_block_offload *f, struct xtcam_dev *dev, void *priv)
+static int hw_setup(struct flow_block_offload *f, struct xtcam_dev *dev, void *priv)
 {
 	struct xtcam_ctx *ctx = priv;
 
@@ -948,7 +957,7 @@ int xtcam_hw_setup(struct flow_block_offload *f, struct xtcam_dev *dev, void *pr
 
 /* --- counters, reconcile, leftovers ------------------------------------- */
 
-int xtcam_hw_rule_stats(struct xtcam_block *b, __u32 handle, struct xtcam_counter *sum)
+static int hw_rule_stats(struct xtcam_block *b, __u32 handle, struct xtcam_counter *sum)
 {
 	struct flow_block_cb *cb;
 
@@ -956,7 +965,7 @@ int xtcam_hw_rule_stats(struct xtcam_block *b, __u32 handle, struct xtcam_counte
 		struct hw_dev *h = cb->cb_priv;
 		__u32 i;
 
-		if (cb->cb != xtcam_hw_rules_cb)
+		if (cb->cb != hw_rules_cb)
 			continue;
 		for (i = 0; i < h->max && i < XTCAM_HW_MAX_ENTRIES; i++) {
 			struct xtcam_hw_counter c;
@@ -972,7 +981,7 @@ int xtcam_hw_rule_stats(struct xtcam_block *b, __u32 handle, struct xtcam_counte
 	return 0;
 }
 
-int xtcam_hw_counters_reset(struct xtcam_block *b)
+static int hw_counters_reset(struct xtcam_block *b)
 {
 	struct xtcam_hw_counter zc = { 0 };
 	struct flow_block_cb *cb;
@@ -981,7 +990,7 @@ int xtcam_hw_counters_reset(struct xtcam_block *b)
 		struct hw_dev *h = cb->cb_priv;
 		__u32 i;
 
-		if (cb->cb != xtcam_hw_rules_cb)
+		if (cb->cb != hw_rules_cb)
 			continue;
 		for (i = 0; i < h->max && i < XTCAM_HW_MAX_ENTRIES; i++)
 			if (bpf_map_update_elem(h->cnt_fd, &i, &zc, 0))
@@ -990,7 +999,8 @@ int xtcam_hw_counters_reset(struct xtcam_block *b)
 	return 0;
 }
 
-int xtcam_hw_reconcile(struct xtcam_block *b, char *err, size_t errlen)
+/* Rewrite the block's device tables from its rules (after a crash). */
+static int hw_reconcile(struct xtcam_block *b, char *err, size_t errlen)
 {
 	struct flow_block_cb *cb;
 	size_t n = xtcam_block_rule_count(b), i;
@@ -1002,7 +1012,7 @@ int xtcam_hw_reconcile(struct xtcam_block *b, char *err, size_t errlen)
 		struct xtcam_hw_image nimg;
 		struct xtcam_rule *rules;
 
-		if (cb->cb != xtcam_hw_rules_cb)
+		if (cb->cb != hw_rules_cb)
 			continue;
 		t = malloc(sizeof(*t));
 		rules = malloc((n + 1) * sizeof(*rules));
@@ -1033,7 +1043,7 @@ int xtcam_hw_reconcile(struct xtcam_block *b, char *err, size_t errlen)
 }
 
 /* After a crash: the hw-* directories of a block with no binding. */
-void xtcam_hw_orphans(struct xtcam_ctx *ctx, const char *block)
+static void hw_orphans(struct xtcam_ctx *ctx, const char *block)
 {
 	char dir[256], sub[600];
 	struct dirent *de;
@@ -1055,13 +1065,14 @@ void xtcam_hw_orphans(struct xtcam_ctx *ctx, const char *block)
 
 /* After a crash in a hw bind: our offloaded program on ifindex (in the
  * caller's namespace), detached. */
-void xtcam_hw_undo(__u32 ifindex)
+static void hw_undo(const struct xtcam_driver *d, __u32 ifindex)
 {
 	struct xtcam_attach_info info = { .mode = XTCAM_MODE_HW, .ifindex = ifindex };
 	struct bpf_prog_info pi;
 	__u32 len = sizeof(pi), id = 0;
 	int fd;
 
+	(void)d;
 	if (hw_prog_on(ifindex, &id) || !id)
 		return;
 	fd = bpf_prog_get_fd_by_id(id);
@@ -1070,7 +1081,28 @@ void xtcam_hw_undo(__u32 ifindex)
 	memset(&pi, 0, sizeof(pi));
 	if (!bpf_obj_get_info_by_fd(fd, &pi, &len) && !strcmp(pi.name, "xtcam_hw")) {
 		info.prog_id = id;
-		xtcam_hw_detach(&info, NULL, 0);
+		hw_detach(&info, NULL, 0);
 	}
 	close(fd);
 }
+
+static void hw_init(struct xtcam_ctx *ctx)
+{
+	INIT_LIST_HEAD(&ctx->hw_list);
+	INIT_LIST_HEAD(&ctx->hw_idents);
+}
+
+const struct xtcam_driver_ops xtcam_hw_ops = {
+	.setup = hw_setup,
+	.init = hw_init,
+	.fini = hw_fini,
+	.restore_needs_rules = true,
+	.attach = hw_attach,
+	.attached = hw_attached,
+	.detach = hw_detach,
+	.undo = hw_undo,
+	.orphans = hw_orphans,
+	.reconcile = hw_reconcile,
+	.rule_counters = hw_rule_stats,
+	.counters_reset = hw_counters_reset,
+};

@@ -19,10 +19,27 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
 #include "xtcam/compile.h"
+#include "driver.h"
 #include "loader_int.h"
 #include "nsenter.h"
 #include "errmsg.h"
+#include "vanish.h"
+
+/* A block's shared data path (native and generic XDP on any device). */
+struct xdp_blk {
+	struct xtcam_ctx *ctx;
+	struct xtcam_block *block;
+	struct xtcam_dp *dp;
+	char dir[256];
+	char default_ns[XTCAM_NETNS_MAX];  /* where redirect devices are named */
+	bool dying;             /* last device gone: rule removals are moot */
+	bool keep;              /* process exit: keep the kernel state */
+	bool created;           /* made by this process */
+};
+
+static flow_setup_cb_t xdp_rules_cb;
 
 static void blk_release(void *priv)
 {
@@ -46,12 +63,13 @@ static void blk_release(void *priv)
 	free(x);
 }
 
-struct xdp_blk *xtcam_xdp_blk(struct xtcam_block *b)
+/* the block's data path, if bound to native or generic XDP */
+static struct xdp_blk *xdp_blk(struct xtcam_block *b)
 {
 	struct flow_block_cb *cb;
 
 	list_for_each_entry(cb, &b->cb_list, list)
-		if (cb->cb == xtcam_xdp_rules_cb)
+		if (cb->cb == xdp_rules_cb)
 			return cb->cb_priv;
 	return NULL;
 }
@@ -155,7 +173,7 @@ static int resolve_action(struct xdp_blk *x, const struct xtcam_rule *r,
 	}
 }
 
-int xtcam_xdp_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_priv)
+static int xdp_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_priv)
 {
 	struct xtcam_rules_offload *o = type_data;
 	struct xdp_blk *x = cb_priv;
@@ -237,7 +255,7 @@ static int xdp_bind(struct flow_block_offload *f, struct xtcam_ctx *ctx)
 	}
 	f->driver_block_list = &ctx->xdp_list;
 	f->net = ctx->host_net;
-	cb = flow_block_cb_lookup(f, xtcam_xdp_rules_cb, f->block);
+	cb = flow_block_cb_lookup(f, xdp_rules_cb, f->block);
 	if (cb) {
 		flow_block_cb_incref(cb);
 		f->net = saved;
@@ -288,7 +306,7 @@ static int xdp_bind(struct flow_block_offload *f, struct xtcam_ctx *ctx)
 			goto fail_unpin;
 		}
 	}
-	cb = flow_block_cb_alloc(ctx->host_net, xtcam_xdp_rules_cb, f->block, x, blk_release);
+	cb = flow_block_cb_alloc(ctx->host_net, xdp_rules_cb, f->block, x, blk_release);
 	if (IS_ERR(cb)) {
 		e = (int)PTR_ERR(cb);
 		goto fail_unpin;
@@ -337,7 +355,7 @@ static int xdp_unbind(struct flow_block_offload *f, struct xtcam_ctx *ctx)
 
 	f->driver_block_list = &ctx->xdp_list;
 	f->net = ctx->host_net;
-	cb = flow_block_cb_lookup(f, xtcam_xdp_rules_cb, f->block);
+	cb = flow_block_cb_lookup(f, xdp_rules_cb, f->block);
 	f->net = saved;
 	if (!cb)
 		return -ENOENT;
@@ -366,7 +384,7 @@ static int xdp_setup(struct flow_block_offload *f, struct xtcam_ctx *ctx)
 	}
 }
 
-int xtcam_xdp_setup(struct flow_block_offload *f, struct xtcam_dev *dev, void *priv)
+static int xdp_setup_cb(struct flow_block_offload *f, struct xtcam_dev *dev, void *priv)
 {
 	(void)dev;
 	return xdp_setup(f, priv);
@@ -383,7 +401,8 @@ static bool same_rec(const struct xtcam_rec *a, const struct xtcam_rec *b)
 	       a->rank == b->rank;
 }
 
-int xtcam_xdp_reconcile(struct xdp_blk *x, char *err, size_t errlen)
+/* Bring a data path back to the block's rules (after a crash). */
+static int xdp_reconcile_blk(struct xdp_blk *x, char *err, size_t errlen)
 {
 	size_t nr = xtcam_block_rule_count(x->block), nh, i, n = 0, k;
 	struct xtcam_dp_op *ops = NULL;
@@ -423,3 +442,273 @@ int xtcam_xdp_reconcile(struct xdp_blk *x, char *err, size_t errlen)
 	free(handles);
 	return e;
 }
+
+/* An xtcam parser attached to ifindex (this namespace), if any: a bind
+ * that crashed after attaching but before recording the program id. */
+static bool find_orphan(__u32 ifindex, struct xtcam_attach_info *info)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex((int)ifindex);
+	struct xdp_program *p = NULL;
+	bool found = false;
+
+	if (libxdp_get_error(mp) || !mp)
+		return false;
+	if (xdp_multiprog__is_legacy(mp)) {
+		p = xdp_multiprog__main_prog(mp);
+		found = p && !strcmp(xdp_program__name(p), "xtcam_parse");
+	} else {
+		while ((p = xdp_multiprog__next_prog(p, mp)))
+			if (!strcmp(xdp_program__name(p), "xtcam_parse")) {
+				found = true;
+				break;
+			}
+	}
+	if (found) {
+		enum xdp_attach_mode m = xdp_multiprog__attach_mode(mp);
+
+		info->prog_id = xdp_program__id(p);
+		info->ifindex = ifindex;
+		info->dispatcher = !xdp_multiprog__is_legacy(mp);
+		info->mode = m == XDP_MODE_SKB ? XTCAM_MODE_GENERIC : XTCAM_MODE_NATIVE;
+	}
+	xdp_multiprog__close(mp);
+	return found;
+}
+
+static void xdp_undo(const struct xtcam_driver *d, __u32 ifindex)
+{
+	struct xtcam_attach_info info;
+	char err[XTCAM_ERRMSG_MAX];
+
+	memset(&info, 0, sizeof(info));
+	if (find_orphan(ifindex, &info) && info.mode == d->mode)
+		xtcam_detach(&info, err, sizeof(err));
+}
+
+/* a data path left pinned by a bind that never completed */
+static void xdp_orphans(struct xtcam_ctx *ctx, const char *block)
+{
+	char dir[256];
+	struct stat sb;
+
+	if (!xtcam_state_block_dir(ctx->st, block, "xdp", dir, sizeof(dir)) && !stat(dir, &sb)) {
+		xtcam_dp_unpin(dir);
+		xtcam_state_block_dir(ctx->st, block, NULL, dir, sizeof(dir));
+		rmdir(dir);
+	}
+}
+
+static int xdp_reconcile(struct xtcam_block *b, char *err, size_t errlen)
+{
+	struct xdp_blk *x = xdp_blk(b);
+
+	return x ? xdp_reconcile_blk(x, err, errlen) : 0;
+}
+
+/* A block about to get its data path in namespace netns: each redirect
+ * without netns of its own goes there, so its device must be there. */
+static int check_bind_targets(const struct xtcam_block *b, const char *netns, char *err,
+			      size_t errlen)
+{
+	size_t n = xtcam_block_rule_count(b), i;
+
+	for (i = 0; i < n; i++) {
+		const struct xtcam_rule *r = xtcam_block_rule_at(b, i);
+		char why[XTCAM_ERRMSG_MAX] = "";
+		__u32 ifindex;
+		int e;
+
+		if (r->action.type != XTCAM_ACT_REDIRECT || r->action.netns[0])
+			continue;
+		e = xtcam_ns_ifindex(netns, r->action.dev, &ifindex, why, sizeof(why));
+		if (e) {
+			xtcam_set_err(err, errlen, "block %s: handle %u: action redirect %s",
+				      b->spec.name, r->handle, why[0] ? why : strerror(-e));
+			return e;
+		}
+	}
+	return 0;
+}
+
+static int xdp_bind_check(struct xtcam_ctx *ctx, struct xtcam_block *b, const char *netns,
+			  char *err, size_t errlen)
+{
+	int e;
+
+	(void)ctx;
+	if (xdp_blk(b))
+		return 0;
+	/* the data path comes with this bind: its redirects resolve here
+	 * (the bind replays the rules: they are read anyway) */
+	e = xtcam_block_rules_fetch(b, err, errlen);
+	if (!e)
+		e = check_bind_targets(b, netns, err, errlen);
+	return e;
+}
+
+static int xdp_attach(const struct xtcam_driver *d, struct xtcam_ctx *ctx, struct xtcam_block *b,
+		      __u32 ifindex, bool force, struct xtcam_attach_info *info, char *msg,
+		      size_t len)
+{
+	struct xdp_blk *x = xdp_blk(b);
+	int back, e;
+
+	if (!x) {
+		snprintf(msg, len, "no data path");
+		return -ENOENT;
+	}
+	e = xtcam_ns_enter_name(ctx->req.netns, &back, msg, len);
+	if (e)
+		return e;
+	e = xtcam_attach(x->dir, (int)ifindex, d->mode, force, info, msg, len);
+	xtcam_ns_leave(back);
+	return e;
+}
+
+static int xdp_rule_counters(struct xtcam_block *b, __u32 handle, struct xtcam_counter *sum)
+{
+	struct xdp_blk *x = xdp_blk(b);
+	struct xtcam_counter c;
+
+	if (!x || xtcam_dp_rule_counters(x->dp, handle, &c))
+		return 0;
+	sum->packets += c.packets;
+	sum->bytes += c.bytes;
+	if (c.last_hit > sum->last_hit)
+		sum->last_hit = c.last_hit;
+	return 0;
+}
+
+static int xdp_counters_reset(struct xtcam_block *b)
+{
+	struct xdp_blk *x = xdp_blk(b);
+
+	return x ? xtcam_dp_counters_reset(x->dp) : 0;
+}
+
+static void xdp_block_stats(struct xtcam_block *b, struct xtcam_block_stats *s)
+{
+	struct xdp_blk *x = xdp_blk(b);
+	struct xtcam_counter miss;
+	struct xtcam_dp_info info;
+
+	if (!x)
+		return;
+	if (!xtcam_dp_stat(x->dp, XTCAM_STAT_MISS, &miss)) {
+		s->miss.packets += miss.packets;
+		s->miss.bytes += miss.bytes;
+	}
+	if (!xtcam_dp_info(x->dp, &info, false))
+		s->tuples = (s->tuples < 0 ? 0 : s->tuples) + info.ntuples;
+}
+
+/*
+ * Notes on what the block's bindings make of its rules where frames vanish
+ * after a rule counted them (vanish.c): redirects from a native binding to
+ * a veth whose peer drops them, `cpu N` from a generic binding, and from a
+ * native one on a veth whose peer sends with partial checksums.  The
+ * devices are looked at first (the data path's redirect targets, at most
+ * XTCAM_MAX_TARGETS, and the bindings); only when one of them would drop
+ * frames are the rules read, to see whether any rule sends frames there.
+ */
+static void xdp_notes(struct xtcam_ctx *c, struct xtcam_block *blk,
+		      const struct xtcam_block_rec *brec, const struct xtcam_bind_rec *recs,
+		      size_t nk, json_object *notes)
+{
+	struct xdp_blk *x = xdp_blk(blk);
+	char tnote[XTCAM_MAX_TARGETS][XTCAM_MSG_MAX], note[XTCAM_MSG_MAX];
+	struct xtcam_target tg[XTCAM_MAX_TARGETS];
+	const struct xtcam_rule *core_rules = NULL;
+	struct xtcam_rule *rules = NULL;
+	bool native = false, generic = false, cpu = false, want_cpu = false;
+	size_t n = 0, i, k, ntg = 0;
+	__u32 slot;
+	int tfd;
+
+	if (!x)
+		return;
+	for (k = 0; k < nk; k++) {
+		if (recs[k].state != XTCAM_BIND_ACTIVE || strcmp(recs[k].block, blk->spec.name))
+			continue;
+		native |= !strcmp(recs[k].mode, "native");
+		generic |= !strcmp(recs[k].mode, "generic");
+	}
+	tfd = xtcam_dp_map_fd(x->dp, XTCAM_MAP_TARGETS);
+	for (slot = 0; native && slot < XTCAM_MAX_TARGETS; slot++) {
+		struct xtcam_target t;
+
+		if (bpf_map_lookup_elem(tfd, &slot, &t) || !t.used)
+			continue;
+		t.netns[sizeof(t.netns) - 1] = 0;
+		t.dev[sizeof(t.dev) - 1] = 0;
+		if (xtcam_redirect_note(t.netns, t.dev, tnote[ntg], sizeof(tnote[ntg])) == 1)
+			tg[ntg++] = t;
+	}
+	want_cpu = generic;
+	for (k = 0; native && !want_cpu && k < nk; k++)
+		if (recs[k].state == XTCAM_BIND_ACTIVE && !strcmp(recs[k].block, blk->spec.name) &&
+		    !strcmp(recs[k].mode, "native"))
+			want_cpu = xtcam_cpu_note(recs[k].netns, recs[k].dev, note, sizeof(note)) == 1;
+	if (!ntg && !want_cpu)
+		return;
+
+	/* which of them do the rules use? */
+	/* a show loads no block's rules into the core: read them here */
+	n = xtcam_block_rule_count(blk);
+	if (n != brec->nrules && xtcam_state_rules(c->st, brec, false, &rules, &n)) {
+		rules = NULL;
+		n = xtcam_block_rule_count(blk);
+	}
+	for (i = 0; i < n; i++) {
+		const struct xtcam_rule_action *a;
+
+		if (!rules)
+			core_rules = xtcam_block_rule_at(blk, i);
+		a = rules ? &rules[i].action : &core_rules->action;
+		cpu |= a->type == XTCAM_ACT_CPU;
+		if (a->type != XTCAM_ACT_REDIRECT)
+			continue;
+		for (k = 0; k < ntg; k++)
+			if (tnote[k][0] && !strcmp(tg[k].dev, a->dev) &&
+			    !strcmp(tg[k].netns, a->netns[0] ? a->netns : x->default_ns)) {
+				json_object_array_add(notes, json_object_new_string(tnote[k]));
+				tnote[k][0] = 0;        /* once */
+			}
+	}
+	free(rules);
+	for (k = 0; cpu && k < nk; k++) {
+		if (recs[k].state != XTCAM_BIND_ACTIVE || strcmp(recs[k].block, blk->spec.name))
+			continue;
+		if (!strcmp(recs[k].mode, "generic")) {
+			snprintf(note, sizeof(note), "action cpu on %s%s%s (generic): frames a generic "
+				 "binding sends to another CPU can be dropped by the kernel after the "
+				 "switch (IpInHdrErrors) while the rule counts them; bind native",
+				 recs[k].dev, recs[k].netns[0] ? " netns " : "", recs[k].netns);
+			json_object_array_add(notes, json_object_new_string(note));
+		} else if (!strcmp(recs[k].mode, "native") &&
+			   xtcam_cpu_note(recs[k].netns, recs[k].dev, note, sizeof(note)) == 1) {
+			json_object_array_add(notes, json_object_new_string(note));
+		}
+	}
+}
+
+static void xdp_init(struct xtcam_ctx *ctx)
+{
+	INIT_LIST_HEAD(&ctx->xdp_list);
+}
+
+const struct xtcam_driver_ops xtcam_xdp_ops = {
+	.setup = xdp_setup_cb,
+	.init = xdp_init,
+	.bind_check = xdp_bind_check,
+	.attach = xdp_attach,
+	.attached = xtcam_attach_check,
+	.detach = xtcam_detach,
+	.undo = xdp_undo,
+	.orphans = xdp_orphans,
+	.reconcile = xdp_reconcile,
+	.rule_counters = xdp_rule_counters,
+	.counters_reset = xdp_counters_reset,
+	.block_stats = xdp_block_stats,
+	.notes = xdp_notes,
+};

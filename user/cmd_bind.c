@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
-#include <xdp/libxdp.h>
 #include "xtcam/compile.h"
 #include "xtcam/syntax.h"
 #include "loader_int.h"
@@ -86,32 +85,10 @@ static void copy_cut(char *dst, size_t len, const char *src)
 	memcpy(dst + k, "...", 4);
 }
 
-static int attach_dev(struct xtcam_ctx *c, struct xtcam_block *b, const char *netns,
-		      __u32 ifindex, enum xtcam_mode mode, bool force,
-		      struct xtcam_attach_info *info, char *msg, size_t len)
-{
-	struct xdp_blk *x = xtcam_xdp_blk(b);
-	int back, e;
-
-	(void)c;
-	if (!x) {
-		snprintf(msg, len, "no data path");
-		return -ENOENT;
-	}
-	e = xtcam_ns_enter_name(netns, &back, msg, len);
-	if (e)
-		return e;
-	e = xtcam_attach(x->dir, (int)ifindex, mode, force, info, msg, len);
-	xtcam_ns_leave(back);
-	return e;
-}
-
 int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_object **out,
 		   char *err, size_t errlen)
 {
-	static const char *const autolist[] = { "hw", "native", "generic", NULL };
-	const char *one[2] = { r->mode, NULL };
-	const char *const *modes;
+	struct xtcam_driver *one = NULL, *d;
 	const char *netns = r->netns ? r->netns : "";
 	struct xtcam_bind_key key, okey;
 	struct xtcam_bind_rec rec, orec;
@@ -120,7 +97,8 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 	struct xtcam_dev *dev;
 	char refused[XTCAM_MSG_MAX] = "";       /* rec.refused is shorter */
 	__u32 ifindex;
-	int e, last = -EINVAL, i;
+	int e, last = -EINVAL;
+	size_t i, k, nmodes;
 	bool done = false;
 
 	b = xtcam_block_find(c->core, r->block);
@@ -128,8 +106,11 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 		xtcam_set_err(err, errlen, "bind: block %s: no such block", r->block);
 		return -ENOENT;
 	}
-	if (r->mode && strcmp(r->mode, "auto") && !xtcam_backend_named(c, r->mode)) {
-		xtcam_set_err(err, errlen, "bind: mode %s: not one of auto, hw, native, generic", r->mode);
+	if (r->mode && strcmp(r->mode, "auto") && !(one = xtcam_driver_named(c, r->mode))) {
+		char names[64];
+
+		xtcam_driver_names(c, names, sizeof(names));
+		xtcam_set_err(err, errlen, "bind: mode %s: not one of auto, %s", r->mode, names);
 		return -EINVAL;
 	}
 	e = xtcam_ns_open(netns, NULL, &id, err, errlen);
@@ -138,14 +119,13 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 	e = xtcam_ns_ifindex(netns, r->dev, &ifindex, err, errlen);
 	if (e)
 		return e;
-	if (!xtcam_xdp_blk(b)) {
+	/* what the block will need of each backend, whichever mode takes it */
+	for (k = 0; k < c->nimpl; k++) {
 		char why[XTCAM_ERRMSG_MAX] = "";
 
-		/* the data path comes with this bind: its redirects resolve here
-		 * (the bind replays the rules: they are read anyway) */
-		e = xtcam_block_rules_fetch(b, why, sizeof(why));
-		if (!e)
-			e = xtcam_check_bind_targets(b, netns, why, sizeof(why));
+		if (!c->impl[k]->bind_check)
+			continue;
+		e = c->impl[k]->bind_check(c, b, netns, why, sizeof(why));
 		if (e) {
 			xtcam_set_err(err, errlen, "bind: %s: %s", r->dev, why);
 			return e;
@@ -181,29 +161,21 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 		return e;
 	}
 
-	modes = !r->mode || !strcmp(r->mode, "auto") ? autolist : one;
-	for (i = 0; modes[i] && !done; i++) {
-		struct xtcam_backend *be = xtcam_backend_named(c, modes[i]);
+	/* the mode asked for, or (auto) each in turn */
+	nmodes = one ? 1 : XTCAM_NDRIVERS;
+	for (i = 0; i < nmodes && !done; i++) {
 		char msg[XTCAM_ERRMSG_MAX] = "";
 
+		d = one ? one : &c->drv[i];
 		c->req.netns = netns;
 		c->req.dev = r->dev;
 		c->req.force = r->force;
 		memset(&c->req.info, 0, sizeof(c->req.info));
 		c->req.offload[0] = 0;
-		c->req.hw = NULL;
-		e = xtcam_bind(c->core, b, dev, be, rec.binder, 0, msg, sizeof(msg));
+		c->req.cb_priv = NULL;
+		e = xtcam_bind(c->core, b, dev, &d->be, rec.binder, 0, msg, sizeof(msg));
 		if (!e) {
-			enum xtcam_mode m = be == &c->be_hw ? XTCAM_MODE_HW :
-					    be == &c->be_native ? XTCAM_MODE_NATIVE :
-						XTCAM_MODE_GENERIC;
-
-			if (m == XTCAM_MODE_HW)
-				e = xtcam_hw_attach(c, ifindex, r->force, &c->req.info, msg,
-						    sizeof(msg));
-			else
-				e = attach_dev(c, b, netns, ifindex, m, r->force, &c->req.info, msg,
-					       sizeof(msg));
+			e = d->ops->attach(d, c, b, ifindex, r->force, &c->req.info, msg, sizeof(msg));
 			if (e) {
 				char m2[XTCAM_ERRMSG_MAX];
 
@@ -222,19 +194,19 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 		if (e) {
 			last = e;
 			append(refused, sizeof(refused), "%s%s: %s", refused[0] ? "; " : "",
-			       modes[i], msg[0] ? msg : strerror(-e));
+			       d->be.name, msg[0] ? msg : strerror(-e));
 			if (e == -EOPNOTSUPP && r->egress)
 				break;          /* no mode sees egress */
 			continue;
 		}
-		snprintf(rec.mode, sizeof(rec.mode), "%s", modes[i]);
+		snprintf(rec.mode, sizeof(rec.mode), "%s", d->be.name);
 		snprintf(rec.note, sizeof(rec.note), "%s", c->req.info.note);
 		copy_cut(rec.refused, sizeof(rec.refused), refused);
 		done = true;
 	}
 	if (!done) {
 		xtcam_state_binding_del(c->st, &key);
-		if (modes == one || r->egress)
+		if (one || r->egress)
 			xtcam_set_err(err, errlen, "bind: %s: %s", r->dev,
 				strchr(refused, ':') ? strchr(refused, ':') + 2 : refused);
 		else
@@ -248,7 +220,7 @@ int xtcam_cmd_bind(struct xtcam_ctx *c, const struct xtcam_bind_req *r, json_obj
 		return e;
 	}
 	if (out) {
-		*out = xtcam_binding_json(&rec);
+		*out = xtcam_binding_json(c, &rec);
 		json_object_object_add(*out, "block", xtcam_jstr(r->block));
 	}
 	return 0;
@@ -299,7 +271,7 @@ int xtcam_cmd_unbind(struct xtcam_ctx *c, const char *block, const char *dev,
 	}
 	c->req.netns = rec.netns;
 	c->req.dev = rec.dev;
-	c->req.old = xtcam_binding_gone(&rec) ? NULL : &info;
+	c->req.old = xtcam_binding_gone(c, &rec) ? NULL : &info;
 	e = d ? xtcam_unbind(c->core, d, 0, msg, sizeof(msg)) : -ENOENT;
 	c->req.old = NULL;
 	c->req.netns = NULL;

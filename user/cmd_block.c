@@ -10,13 +10,11 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
-#include <xdp/libxdp.h>
 #include "xtcam/compile.h"
 #include "xtcam/syntax.h"
 #include "loader_int.h"
 #include "nsenter.h"
 #include "errmsg.h"
-#include "vanish.h"
 #include "trace.h"
 
 /* --- blocks ------------------------------------------------------------- */
@@ -144,8 +142,9 @@ json_object *xtcam_jstr(const char *s)
 }
 
 /* is the attachment recorded in rec still there? */
-bool xtcam_binding_gone(const struct xtcam_bind_rec *r)
+bool xtcam_binding_gone(struct xtcam_ctx *c, const struct xtcam_bind_rec *r)
 {
+	struct xtcam_driver *d = xtcam_driver_named(c, r->mode);
 	struct xtcam_net id;
 	struct xtcam_attach_info info;
 	int nsfd, back, ok = 0;
@@ -159,10 +158,7 @@ bool xtcam_binding_gone(const struct xtcam_bind_rec *r)
 	}
 	if (!xtcam_ns_enter(nsfd, &back)) {
 		xtcam_info_of(r, &info);
-		if (!strcmp(r->mode, "hw"))
-			ok = xtcam_hw_attached(&info) == 1;
-		else
-			ok = xtcam_attach_check(&info) == 1;
+		ok = d && d->ops->attached(&info) == 1;
 		xtcam_ns_leave(back);
 	}
 	close(nsfd);
@@ -173,7 +169,7 @@ bool xtcam_binding_gone(const struct xtcam_bind_rec *r)
 	return !ok;
 }
 
-json_object *xtcam_binding_json(const struct xtcam_bind_rec *r)
+json_object *xtcam_binding_json(struct xtcam_ctx *c, const struct xtcam_bind_rec *r)
 {
 	json_object *o = json_object_new_object();
 
@@ -185,100 +181,8 @@ json_object *xtcam_binding_json(const struct xtcam_bind_rec *r)
 	json_object_object_add(o, "note", xtcam_jstr(r->note));
 	json_object_object_add(o, "offload", xtcam_jstr(r->offload));
 	json_object_object_add(o, "dispatcher", json_object_new_boolean(r->dispatcher));
-	json_object_object_add(o, "state", xtcam_jstr(xtcam_binding_gone(r) ? "gone" : "active"));
+	json_object_object_add(o, "state", xtcam_jstr(xtcam_binding_gone(c, r) ? "gone" : "active"));
 	return o;
-}
-
-/*
- * Notes on what the block's bindings make of its rules where frames vanish
- * after a rule counted them (vanish.c): redirects from a native binding to
- * a veth whose peer drops them, `cpu N` from a generic binding, and from a
- * native one on a veth whose peer sends with partial checksums.  The
- * devices are looked at first (the data path's redirect targets, at most
- * XTCAM_MAX_TARGETS, and the bindings); only when one of them would drop
- * frames are the rules read, to see whether any rule sends frames there.
- */
-static json_object *block_notes(struct xtcam_ctx *c, struct xtcam_block *blk,
-				const struct xtcam_block_rec *brec,
-				const struct xtcam_bind_rec *recs, size_t nk)
-{
-	struct xdp_blk *x = xtcam_xdp_blk(blk);
-	json_object *notes = json_object_new_array();
-	char tnote[XTCAM_MAX_TARGETS][XTCAM_MSG_MAX], note[XTCAM_MSG_MAX];
-	struct xtcam_target tg[XTCAM_MAX_TARGETS];
-	const struct xtcam_rule *core_rules = NULL;
-	struct xtcam_rule *rules = NULL;
-	bool native = false, generic = false, cpu = false, want_cpu = false;
-	size_t n = 0, i, k, ntg = 0;
-	__u32 slot;
-	int tfd;
-
-	if (!x)
-		return notes;
-	for (k = 0; k < nk; k++) {
-		if (recs[k].state != XTCAM_BIND_ACTIVE || strcmp(recs[k].block, blk->spec.name))
-			continue;
-		native |= !strcmp(recs[k].mode, "native");
-		generic |= !strcmp(recs[k].mode, "generic");
-	}
-	tfd = xtcam_dp_map_fd(x->dp, XTCAM_MAP_TARGETS);
-	for (slot = 0; native && slot < XTCAM_MAX_TARGETS; slot++) {
-		struct xtcam_target t;
-
-		if (bpf_map_lookup_elem(tfd, &slot, &t) || !t.used)
-			continue;
-		t.netns[sizeof(t.netns) - 1] = 0;
-		t.dev[sizeof(t.dev) - 1] = 0;
-		if (xtcam_redirect_note(t.netns, t.dev, tnote[ntg], sizeof(tnote[ntg])) == 1)
-			tg[ntg++] = t;
-	}
-	want_cpu = generic;
-	for (k = 0; native && !want_cpu && k < nk; k++)
-		if (recs[k].state == XTCAM_BIND_ACTIVE && !strcmp(recs[k].block, blk->spec.name) &&
-		    !strcmp(recs[k].mode, "native"))
-			want_cpu = xtcam_cpu_note(recs[k].netns, recs[k].dev, note, sizeof(note)) == 1;
-	if (!ntg && !want_cpu)
-		return notes;
-
-	/* which of them do the rules use? */
-	/* a show loads no block's rules into the core: read them here */
-	n = xtcam_block_rule_count(blk);
-	if (n != brec->nrules && xtcam_state_rules(c->st, brec, false, &rules, &n)) {
-		rules = NULL;
-		n = xtcam_block_rule_count(blk);
-	}
-	for (i = 0; i < n; i++) {
-		const struct xtcam_rule_action *a;
-
-		if (!rules)
-			core_rules = xtcam_block_rule_at(blk, i);
-		a = rules ? &rules[i].action : &core_rules->action;
-		cpu |= a->type == XTCAM_ACT_CPU;
-		if (a->type != XTCAM_ACT_REDIRECT)
-			continue;
-		for (k = 0; k < ntg; k++)
-			if (tnote[k][0] && !strcmp(tg[k].dev, a->dev) &&
-			    !strcmp(tg[k].netns, a->netns[0] ? a->netns : x->default_ns)) {
-				json_object_array_add(notes, json_object_new_string(tnote[k]));
-				tnote[k][0] = 0;        /* once */
-			}
-	}
-	free(rules);
-	for (k = 0; cpu && k < nk; k++) {
-		if (recs[k].state != XTCAM_BIND_ACTIVE || strcmp(recs[k].block, blk->spec.name))
-			continue;
-		if (!strcmp(recs[k].mode, "generic")) {
-			snprintf(note, sizeof(note), "action cpu on %s%s%s (generic): frames a generic "
-				 "binding sends to another CPU can be dropped by the kernel after the "
-				 "switch (IpInHdrErrors) while the rule counts them; bind native",
-				 recs[k].dev, recs[k].netns[0] ? " netns " : "", recs[k].netns);
-			json_object_array_add(notes, json_object_new_string(note));
-		} else if (!strcmp(recs[k].mode, "native") &&
-			   xtcam_cpu_note(recs[k].netns, recs[k].dev, note, sizeof(note)) == 1) {
-			json_object_array_add(notes, json_object_new_string(note));
-		}
-	}
-	return notes;
 }
 
 int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **out,
@@ -310,9 +214,9 @@ int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **ou
 	for (i = 0; i < nb; i++) {
 		json_object *o, *bd;
 		struct xtcam_block *blk;
-		struct xdp_blk *x;
-		struct xtcam_counter miss = { 0 };
+		struct xtcam_block_stats bs = { .tuples = -1 };
 		struct xtcam_block_spec spec;
+		size_t k;
 
 		if (name && strcmp(b[i].name, name))
 			continue;
@@ -321,24 +225,25 @@ int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **ou
 		json_object_object_add(o, "rules", json_object_new_int64(b[i].nrules));
 		json_object_object_add(o, "entries", json_object_new_int64(b[i].nentries));
 		blk = xtcam_block_find(c->core, b[i].name);
-		x = blk ? xtcam_xdp_blk(blk) : NULL;
-		if (x)
-			xtcam_dp_stat(x->dp, XTCAM_STAT_MISS, &miss);
-		json_object_object_add(o, "misses", json_object_new_int64((int64_t)miss.packets));
-		json_object_object_add(o, "miss_bytes", json_object_new_int64((int64_t)miss.bytes));
-		if (x) {
-			struct xtcam_dp_info info;
-
-			if (!xtcam_dp_info(x->dp, &info, false))
-				json_object_object_add(o, "tuples", json_object_new_int64(info.ntuples));
-		}
+		/* what the data paths know of it */
+		for (k = 0; blk && k < c->nimpl; k++)
+			if (c->impl[k]->block_stats)
+				c->impl[k]->block_stats(blk, &bs);
+		json_object_object_add(o, "misses", json_object_new_int64((int64_t)bs.miss.packets));
+		json_object_object_add(o, "miss_bytes", json_object_new_int64((int64_t)bs.miss.bytes));
+		if (bs.tuples >= 0)
+			json_object_object_add(o, "tuples", json_object_new_int64(bs.tuples));
 		bd = json_object_new_array();
 		for (j = 0; j < nk; j++)
 			if (recs[j].state == XTCAM_BIND_ACTIVE && !strcmp(recs[j].block, b[i].name))
-				json_object_array_add(bd, xtcam_binding_json(&recs[j]));
+				json_object_array_add(bd, xtcam_binding_json(c, &recs[j]));
 		json_object_object_add(o, "bindings", bd);
 		if (blk) {
-			json_object *notes = block_notes(c, blk, &b[i], recs, nk);
+			json_object *notes = json_object_new_array();
+
+			for (k = 0; k < c->nimpl; k++)
+				if (c->impl[k]->notes)
+					c->impl[k]->notes(c, blk, &b[i], recs, nk, notes);
 
 			if (json_object_array_length(notes))
 				json_object_object_add(o, "notes", notes);

@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
-#include <xdp/libxdp.h>
 #include "xtcam/compile.h"
 #include "xtcam/syntax.h"
 #include "loader_int.h"
@@ -28,7 +27,7 @@
  * rule's `netns NS`).  A redirect without netns goes to the namespace of
  * the device the block is (or will be) bound to: on a bound block the data
  * path resolves it with the change, on an unbound one the bind checks it
- * (xtcam_check_bind_targets()).  err gets "action ...: why".
+ * (the XDP backend's bind_check).  err gets "action ...: why".
  */
 static int check_action(const struct xtcam_rule_action *a, char *err, size_t errlen)
 {
@@ -65,31 +64,6 @@ static int check_action(const struct xtcam_rule_action *a, char *err, size_t err
 	default:
 		return 0;
 	}
-}
-
-/* A block about to get its data path in namespace netns: each redirect
- * without netns of its own goes there, so its device must be there. */
-int xtcam_check_bind_targets(const struct xtcam_block *b, const char *netns, char *err,
-			      size_t errlen)
-{
-	size_t n = xtcam_block_rule_count(b), i;
-
-	for (i = 0; i < n; i++) {
-		const struct xtcam_rule *r = xtcam_block_rule_at(b, i);
-		char why[XTCAM_ERRMSG_MAX] = "";
-		__u32 ifindex;
-		int e;
-
-		if (r->action.type != XTCAM_ACT_REDIRECT || r->action.netns[0])
-			continue;
-		e = xtcam_ns_ifindex(netns, r->action.dev, &ifindex, why, sizeof(why));
-		if (e) {
-			xtcam_set_err(err, errlen, "block %s: handle %u: action redirect %s",
-				      b->spec.name, r->handle, why[0] ? why : strerror(-e));
-			return e;
-		}
-	}
-	return 0;
 }
 
 /* check_action() for each rule that comes in with ops; err names the
@@ -532,15 +506,16 @@ int xtcam_cmd_rule_flush(struct xtcam_ctx *c, const char *block, char *err, size
 }
 
 /* One rule as `rule show` prints it, with its counters. */
-static json_object *rule_json(struct xtcam_block *b, struct xdp_blk *x,
+static json_object *rule_json(struct xtcam_ctx *c, struct xtcam_block *b,
 			      const struct xtcam_rule *r, const struct timespec *now)
 {
 	struct xtcam_counter cnt = { 0 };
 	json_object *o = json_object_new_object();
+	size_t k;
 
-	if (x)
-		xtcam_dp_rule_counters(x->dp, r->handle, &cnt);
-	xtcam_hw_rule_stats(b, r->handle, &cnt);
+	/* its counters on every backend the block is bound through */
+	for (k = 0; k < c->nimpl; k++)
+		c->impl[k]->rule_counters(b, r->handle, &cnt);
 	json_object_object_add(o, "handle", json_object_new_int64(r->handle));
 	json_object_object_add(o, "prio", json_object_new_int64(r->prio));
 	json_object_object_add(o, "match", xtcam_rule_match_json(r, &b->spec));
@@ -561,8 +536,8 @@ static json_object *rule_json(struct xtcam_block *b, struct xdp_blk *x,
 }
 
 struct show_walk {
+	struct xtcam_ctx *c;
 	struct xtcam_block *b;
-	struct xdp_blk *x;
 	struct timespec now;
 	int (*fn)(void *arg, json_object *rule);
 	void *arg;
@@ -571,7 +546,7 @@ struct show_walk {
 static int show_one(void *arg, const struct xtcam_rule *r)
 {
 	struct show_walk *w = arg;
-	json_object *o = rule_json(w->b, w->x, r, &w->now);
+	json_object *o = rule_json(w->c, w->b, r, &w->now);
 	int e;
 
 	if (!o)
@@ -597,7 +572,7 @@ int xtcam_cmd_rule_show_each(struct xtcam_ctx *c, const char *block,
 	e = xtcam_block_rec(c, block, &rec, err, errlen);
 	if (e)
 		return e;
-	w = (struct show_walk){ b, xtcam_xdp_blk(b), { 0, 0 }, fn, arg };
+	w = (struct show_walk){ c, b, { 0, 0 }, fn, arg };
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &w.now);
 	/* straight from the registry: the core need not hold the rules */
 	e = xtcam_state_rules_walk(c->st, &rec, show_one, &w);
@@ -655,25 +630,22 @@ int xtcam_cmd_rule_show_handle(struct xtcam_ctx *c, const char *block, __u32 han
 		return e;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
 	*out = json_object_new_array();
-	json_object_array_add(*out, rule_json(b, xtcam_xdp_blk(b), &r, &now));
+	json_object_array_add(*out, rule_json(c, b, &r, &now));
 	return 0;
 }
 
 int xtcam_cmd_counters_reset(struct xtcam_ctx *c, const char *block, char *err, size_t errlen)
 {
 	struct xtcam_block *b = xtcam_block_find(c->core, block);
-	struct xdp_blk *x;
+	size_t k;
 	int e = 0;
 
 	if (!b) {
 		xtcam_set_err(err, errlen, "block %s: no such block", block);
 		return -ENOENT;
 	}
-	x = xtcam_xdp_blk(b);
-	if (x)
-		e = xtcam_dp_counters_reset(x->dp);
-	if (!e)
-		e = xtcam_hw_counters_reset(b);
+	for (k = 0; !e && k < c->nimpl; k++)
+		e = c->impl[k]->counters_reset(b);
 	if (e)
 		xtcam_set_err(err, errlen, "block %s: %s", block, strerror(-e));
 	return e;

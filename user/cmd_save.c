@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
-#include <xdp/libxdp.h>
 #include "xtcam/compile.h"
 #include "xtcam/syntax.h"
 #include "loader_int.h"
@@ -267,10 +266,10 @@ int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen)
 	e = xtcam_state_blocks(c->st, &brecs, &nb);
 	for (i = 0; !e && i < nb; i++) {
 		char dir[256];
+		size_t k;
 
-		if (!xtcam_state_block_dir(c->st, brecs[i].name, "xdp", dir, sizeof(dir)))
-			xtcam_dp_unpin(dir);
-		xtcam_hw_orphans(c, brecs[i].name);
+		for (k = 0; k < c->nimpl; k++)
+			c->impl[k]->orphans(c, brecs[i].name);
 		if (!xtcam_state_block_dir(c->st, brecs[i].name, NULL, dir, sizeof(dir)))
 			rmdir(dir);
 	}

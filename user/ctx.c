@@ -22,7 +22,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
-#include <xdp/libxdp.h>
 #include "xtcam/compile.h"
 #include "xtcam/syntax.h"
 #include "loader_int.h"
@@ -124,17 +123,6 @@ static int named_blocks(struct xtcam_state *st, const char *const *names,
 	return 0;
 }
 
-struct xtcam_backend *xtcam_backend_named(struct xtcam_ctx *c, const char *mode)
-{
-	if (!strcmp(mode, "hw"))
-		return &c->be_hw;
-	if (!strcmp(mode, "native"))
-		return &c->be_native;
-	if (!strcmp(mode, "generic"))
-		return &c->be_generic;
-	return NULL;
-}
-
 void xtcam_info_of(const struct xtcam_bind_rec *r, struct xtcam_attach_info *i)
 {
 	memset(i, 0, sizeof(*i));
@@ -142,38 +130,6 @@ void xtcam_info_of(const struct xtcam_bind_rec *r, struct xtcam_attach_info *i)
 	i->dispatcher = r->dispatcher;
 	i->prog_id = r->prog_id;
 	i->ifindex = r->ifindex;
-}
-
-/* An xtcam parser attached to ifindex (this namespace), if any: a bind
- * that crashed after attaching but before recording the program id. */
-static bool find_orphan(__u32 ifindex, struct xtcam_attach_info *info)
-{
-	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex((int)ifindex);
-	struct xdp_program *p = NULL;
-	bool found = false;
-
-	if (libxdp_get_error(mp) || !mp)
-		return false;
-	if (xdp_multiprog__is_legacy(mp)) {
-		p = xdp_multiprog__main_prog(mp);
-		found = p && !strcmp(xdp_program__name(p), "xtcam_parse");
-	} else {
-		while ((p = xdp_multiprog__next_prog(p, mp)))
-			if (!strcmp(xdp_program__name(p), "xtcam_parse")) {
-				found = true;
-				break;
-			}
-	}
-	if (found) {
-		enum xdp_attach_mode m = xdp_multiprog__attach_mode(mp);
-
-		info->prog_id = xdp_program__id(p);
-		info->ifindex = ifindex;
-		info->dispatcher = !xdp_multiprog__is_legacy(mp);
-		info->mode = m == XDP_MODE_SKB ? XTCAM_MODE_GENERIC : XTCAM_MODE_NATIVE;
-	}
-	xdp_multiprog__close(mp);
-	return found;
 }
 
 /* A bind that a crash interrupted: undo what it may have done.  An unbind
@@ -188,14 +144,14 @@ void xtcam_undo_pending(struct xtcam_ctx *c, const struct xtcam_bind_key *k,
 
 	xtcam_info_of(r, &info);
 	if (!xtcam_ns_enter_name(r->netns, &back, NULL, 0)) {
-		if (!info.prog_id) {
-			find_orphan(r->ifindex, &info);
-			xtcam_hw_undo(r->ifindex);
-		}
-		if (info.prog_id && info.mode == XTCAM_MODE_HW)
-			xtcam_hw_detach(&info, err, sizeof(err));
-		else if (info.prog_id)
-			xtcam_detach(&info, err, sizeof(err));
+		struct xtcam_driver *d = xtcam_driver_of_mode(c, info.mode);
+		size_t i;
+
+		/* the program id not recorded: whatever a mode left there */
+		for (i = 0; !info.prog_id && i < XTCAM_NDRIVERS; i++)
+			c->drv[i].ops->undo(&c->drv[i], r->ifindex);
+		if (info.prog_id && d)
+			d->ops->detach(&info, err, sizeof(err));
 		xtcam_ns_leave(back);
 	}
 	xtcam_state_binding_del(c->st, k);
@@ -324,7 +280,7 @@ static void ctx_free(struct xtcam_ctx *c)
 	xtcam_trace("command");
 	if (c->core && !IS_ERR(c->core))
 		xtcam_core_free(c->core);   /* unbinds with keep: kernel state stays */
-	xtcam_hw_ctx_free(c);
+	xtcam_drivers_fini(c);
 	xtcam_state_close(c->st);
 	while (!list_empty(&c->srcs)) {
 		struct reg_src *s = list_first_entry(&c->srcs, struct reg_src, node);
@@ -354,14 +310,9 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	INIT_LIST_HEAD(&c->xdp_list);
-	INIT_LIST_HEAD(&c->hw_list);
-	INIT_LIST_HEAD(&c->hw_idents);
 	INIT_LIST_HEAD(&c->srcs);
 	c->flags = flags;
-	c->be_hw = (struct xtcam_backend){ "hw", xtcam_hw_setup, c };
-	c->be_native = (struct xtcam_backend){ "native", xtcam_xdp_setup, c };
-	c->be_generic = (struct xtcam_backend){ "generic", xtcam_xdp_setup, c };
+	xtcam_drivers_init(c);
 	xtcam_trace("start");
 	if (flags & XTCAM_OPEN_READ) {
 		/* a reader of the registry alone: nothing to restore or repair */
@@ -382,9 +333,7 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 		goto fail;
 	}
 	c->host_net = xtcam_core_net_get(c->core, &host_id);
-	if (!c->host_net || xtcam_core_backend_add(c->core, &c->be_hw) ||
-	    xtcam_core_backend_add(c->core, &c->be_native) ||
-	    xtcam_core_backend_add(c->core, &c->be_generic)) {
+	if (!c->host_net || xtcam_drivers_register(c)) {
 		e = -ENOMEM;
 		goto fail;
 	}
@@ -441,19 +390,18 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 	}
 	for (i = 0; i < nk; i++) {
 		struct xtcam_block *b = xtcam_block_find(c->core, recs[i].block);
-		struct xtcam_backend *be = xtcam_backend_named(c, recs[i].mode);
+		struct xtcam_driver *d = xtcam_driver_named(c, recs[i].mode);
 		struct xtcam_net id = { keys[i].ns_dev, keys[i].ns_ino };
 		struct xtcam_dev *dev;
 		char msg[XTCAM_ERRMSG_MAX] = "";
 
 		if (!b && !all && recs[i].state == XTCAM_BIND_ACTIVE)
 			continue;               /* another block's */
-		if (recs[i].state != XTCAM_BIND_ACTIVE || !b || !be) {
+		if (recs[i].state != XTCAM_BIND_ACTIVE || !b || !d) {
 			xtcam_undo_pending(c, &keys[i], &recs[i]);
 			continue;
 		}
-		/* the hw backend rebuilds its image of the device from them */
-		if (be == &c->be_hw && (e = xtcam_block_rules_fetch(b, err, errlen)))
+		if (d->ops->restore_needs_rules && (e = xtcam_block_rules_fetch(b, err, errlen)))
 			goto fail;
 		dev = xtcam_core_dev_get(c->core, &id, keys[i].ifindex);
 		if (!dev) {
@@ -463,7 +411,7 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 		c->req.netns = recs[i].netns;
 		c->req.dev = recs[i].dev;
 		snprintf(c->req.offload, sizeof(c->req.offload), "%s", recs[i].offload);
-		e = xtcam_bind(c->core, b, dev, be, recs[i].binder, XTCAM_BIND_RESTORE, msg,
+		e = xtcam_bind(c->core, b, dev, &d->be, recs[i].binder, XTCAM_BIND_RESTORE, msg,
 			       sizeof(msg));
 		c->req.netns = NULL;
 		c->req.offload[0] = 0;
@@ -473,34 +421,22 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 			goto fail;
 		}
 	}
-	/* a data path left pinned by a bind that never completed */
+	/* what a bind that never completed left pinned */
 	for (i = 0; i < nb; i++) {
 		struct xtcam_block *b = xtcam_block_find(c->core, brecs[i].name);
-		char dir[256];
-		struct stat sb;
+		size_t k;
 
-		if (b && !b->nbindings)
-			xtcam_hw_orphans(c, brecs[i].name);
-		if (b && !b->nbindings &&
-		    !xtcam_state_block_dir(c->st, brecs[i].name, "xdp", dir, sizeof(dir)) &&
-		    !stat(dir, &sb)) {
-			xtcam_dp_unpin(dir);
-			xtcam_state_block_dir(c->st, brecs[i].name, NULL, dir, sizeof(dir));
-			rmdir(dir);
-		}
+		for (k = 0; b && !b->nbindings && k < c->nimpl; k++)
+			c->impl[k]->orphans(c, brecs[i].name);
 	}
 	/* data paths after an interrupted change: back to the registry */
 	for (i = 0; i < nb; i++) {
 		struct xtcam_block *b = xtcam_block_find(c->core, brecs[i].name);
-		struct xdp_blk *x;
+		size_t k;
 
-		if (!dirty[i] || !b)
-			continue;
-		x = xtcam_xdp_blk(b);
-		if (x && (e = xtcam_xdp_reconcile(x, err, errlen)))
-			goto fail;
-		if ((e = xtcam_hw_reconcile(b, err, errlen)))
-			goto fail;
+		for (k = 0; dirty[i] && b && k < c->nimpl; k++)
+			if ((e = c->impl[k]->reconcile(b, err, errlen)))
+				goto fail;
 	}
 	/* a restore that did not commit: none of it */
 	e = xtcam_restore_recover(c, err, errlen);

@@ -11,28 +11,22 @@
 #include "xtcam/state.h"
 #include "xtcam/table.h"
 #include "attach.h"
+#include "driver.h"
 #include "state.h"
-
-/* A block's shared data path (native and generic XDP on any device). */
-struct xdp_blk {
-	struct xtcam_ctx *ctx;
-	struct xtcam_block *block;
-	struct xtcam_dp *dp;
-	char dir[256];
-	char default_ns[XTCAM_NETNS_MAX];  /* where redirect devices are named */
-	bool dying;             /* last device gone: rule removals are moot */
-	bool keep;              /* process exit: keep the kernel state */
-	bool created;           /* made by this process */
-};
 
 struct xtcam_ctx {
 	struct xtcam_state *st;
 	struct xtcam_core *core;
 	struct xtcam_net *host_net;
-	struct xtcam_backend be_hw, be_native, be_generic;
-	struct list_head xdp_list;      /* flow_block_cb driver list */
-	struct list_head hw_list;       /* the hw backend's driver list */
-	struct list_head hw_idents;     /* its cb_idents (backend_hw.c) */
+	/* the modes, in the order auto tries them, and their backends'
+	 * operations once each (driver.h) */
+	struct xtcam_driver drv[XTCAM_NDRIVERS];
+	const struct xtcam_driver_ops *impl[XTCAM_NDRIVERS];
+	size_t nimpl;
+	/* the backends' own state (init and fini of their operations) */
+	struct list_head xdp_list;      /* backend_xdp.c's driver list */
+	struct list_head hw_list;       /* backend_hw.c's driver list */
+	struct list_head hw_idents;     /* its cb_idents */
 	struct list_head srcs;          /* the blocks' rule sources (ctx.c) */
 	unsigned int flags;
 	/* the bind or unbind in progress */
@@ -43,59 +37,21 @@ struct xtcam_ctx {
 		struct xtcam_attach_info info;  /* bind: what was attached */
 		const struct xtcam_attach_info *old; /* unbind: what to detach;
 						      * restore: what is attached */
-		/* hw: the offload device ("DRIVER/BUS_INFO"); set by the
-		 * loader for a restore, by the backend on a bind */
+		/* the device's hardware as the backend names it (hw: the
+		 * offload device, "DRIVER/BUS_INFO"), kept in the binding:
+		 * set by the backend on a bind, by the loader for a restore */
 		char offload[XTCAM_STATE_OFFLOAD];
-		void *hw;               /* hw bind: the callback's state */
+		void *cb_priv;          /* bind: what the backend's attach
+					 * needs (set by its setup) */
 	} req;
 };
 
-extern flow_setup_cb_t xtcam_xdp_rules_cb;
-int xtcam_xdp_setup(struct flow_block_offload *f, struct xtcam_dev *dev, void *priv);
-int xtcam_hw_setup(struct flow_block_offload *f, struct xtcam_dev *dev, void *priv);
-/* the block's shared data path, if bound to native or generic XDP */
-struct xdp_blk *xtcam_xdp_blk(struct xtcam_block *b);
-/* Bring a data path back to the block's rules (after a crash). */
-int xtcam_xdp_reconcile(struct xdp_blk *x, char *err, size_t errlen);
-
-/* --- the hw backend (backend_hw.c) --- */
-extern flow_setup_cb_t xtcam_hw_rules_cb;
-/* After a hw bind (ctx->req.hw set): attach its offloaded program to
- * ifindex in ctx->req.netns with XDP_FLAGS_HW_MODE; refuses (-EBUSY) to
- * replace another offloaded program unless force. */
-int xtcam_hw_attach(struct xtcam_ctx *ctx, __u32 ifindex, bool force,
-		    struct xtcam_attach_info *info, char *err, size_t errlen);
-/* Add the device counters of rule `handle` (every offload device the
- * block is on) to *sum. */
-int xtcam_hw_rule_stats(struct xtcam_block *b, __u32 handle, struct xtcam_counter *sum);
-int xtcam_hw_counters_reset(struct xtcam_block *b);
-/* Rewrite the block's device tables from its rules (after a crash). */
-int xtcam_hw_reconcile(struct xtcam_block *b, char *err, size_t errlen);
-/* In the caller's namespace: 1 if the offloaded program of info (mode
- * XTCAM_MODE_HW) is attached, 0 if not, -errno; and detach it. */
-int xtcam_hw_attached(const struct xtcam_attach_info *info);
-int xtcam_hw_detach(const struct xtcam_attach_info *info, char *err, size_t errlen);
-
-/* Unbind's detach, inside the device's namespace netns: a namespace or
- * device already gone is nothing to detach (0); other errors go to f's
- * message.  Returns 0 or -errno. */
-int xtcam_detach_in(struct flow_block_offload *f, const char *netns,
-		    int (*detach)(const struct xtcam_attach_info *, char *, size_t),
-		    const struct xtcam_attach_info *old);
-/* After a crash: a block's offload objects when it has no binding; our
- * offloaded program on ifindex (caller's namespace). */
-void xtcam_hw_orphans(struct xtcam_ctx *ctx, const char *block);
-void xtcam_hw_undo(__u32 ifindex);
 /* At open: undo a restore that did not commit (restore.c). */
 int xtcam_restore_recover(struct xtcam_ctx *ctx, char *err, size_t errlen);
-/* the context's cb_idents, at xtcam_close() after the core */
-void xtcam_hw_ctx_free(struct xtcam_ctx *ctx);
 
 /* --- shared by the context and the commands (ctx.c, cmd_*.c) --- */
 /* the spec a block record describes */
 void xtcam_spec_of(const struct xtcam_block_rec *b, struct xtcam_block_spec *s);
-/* the backend of a binding mode ("hw", "native", "generic") */
-struct xtcam_backend *xtcam_backend_named(struct xtcam_ctx *c, const char *mode);
 /* what a binding record says is attached */
 void xtcam_info_of(const struct xtcam_bind_rec *r, struct xtcam_attach_info *i);
 /* undo a binding that was recorded as pending and never committed */
@@ -107,12 +63,8 @@ int xtcam_block_rec(struct xtcam_ctx *c, const char *name, struct xtcam_block_re
 /* a JSON string, "" for NULL */
 json_object *xtcam_jstr(const char *s);
 /* a binding as block show has it */
-json_object *xtcam_binding_json(const struct xtcam_bind_rec *r);
+json_object *xtcam_binding_json(struct xtcam_ctx *c, const struct xtcam_bind_rec *r);
 /* true when the binding's device or namespace is no longer there */
-bool xtcam_binding_gone(const struct xtcam_bind_rec *r);
-/* A block about to get its data path in namespace netns: each redirect
- * without netns of its own goes there, so its device must be there. */
-int xtcam_check_bind_targets(const struct xtcam_block *b, const char *netns, char *err,
-			     size_t errlen);
+bool xtcam_binding_gone(struct xtcam_ctx *c, const struct xtcam_bind_rec *r);
 
 #endif

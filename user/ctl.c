@@ -21,6 +21,7 @@
 #include "xtcam/xtcam.h"
 #include "xtcam/syntax.h"
 #include "loader_int.h"
+#include "driver.h"
 #include "errmsg.h"
 #include "trace.h"
 
@@ -263,7 +264,7 @@ int xtcam_ctl_counters(struct xtcam_ctl *c, const char *block, __u32 handle,
 	struct xtcam_block_rec rec;
 	struct xtcam_block *b;
 	struct xtcam_rule r;
-	struct xdp_blk *x;
+	size_t k;
 	int e = ctl_lock(c);
 
 	if (e)
@@ -281,13 +282,9 @@ int xtcam_ctl_counters(struct xtcam_ctl *c, const char *block, __u32 handle,
 			      e == -ENOENT ? "no such rule" : strerror(-e));
 		return ctl_done(c, e);
 	}
-	x = xtcam_xdp_blk(b);
-	if (x && (e = xtcam_dp_rule_counters(x->dp, handle, &cnt)) && e != -ENOENT) {
-		xtcam_set_err(c->err, sizeof(c->err), "block %s: handle %u: counters: %s", block,
-			      handle, strerror(-e));
-		return ctl_done(c, e);
-	}
-	xtcam_hw_rule_stats(b, handle, &cnt);
+	/* on every backend the block is bound through */
+	for (k = 0; k < c->ctx->nimpl; k++)
+		c->ctx->impl[k]->rule_counters(b, handle, &cnt);
 	out->packets = cnt.packets;
 	out->bytes = cnt.bytes;
 	return ctl_done(c, 0);

@@ -22,6 +22,7 @@
 #include "xtcam/xtcam.h"
 #include "tlib.h"
 #include "tnet.h"
+#include "tcli.h"
 
 static char inst[32], file[96], errf[96];
 
@@ -46,8 +47,6 @@ static void teardown(void)
 
 TestSuite(cli_api, .init = setup, .fini = teardown, .timeout = 300);
 
-#define XT_OK(...) do { char *o_ = NULL; int rc_ = t_xtcam(&o_, __VA_ARGS__); \
-	cr_assert_eq(rc_, 0, "xtcam %s: exit %d: %s", #__VA_ARGS__, rc_, o_); free(o_); } while (0)
 
 /* --- the example controller, driven through its stdin and stdout --------- */
 

@@ -88,6 +88,11 @@ TPROG_OBJS:= $(patsubst tests/progs/%.bpf.c,$(BUILD)/tests/progs/%.bpf.o,$(wildc
 BENCH_SRCS:= $(wildcard bench/*.c)
 BENCH_BINS:= $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 BENCH_BPF := $(patsubst bench/progs/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(wildcard bench/progs/*.bpf.c))
+# example programs on the library's API (xtcam/xtcam.h), and the same with
+# ASan+UBSan for the tests
+EX_SRCS   := $(wildcard examples/*.c)
+EX_BINS   := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EX_SRCS))
+EX_ABINS  := $(patsubst examples/%.c,$(BUILD)/asan/examples/%,$(EX_SRCS))
 
 TEST_BINS := $(if $(UNIT_SRCS),$(BUILD)/tests/unit) \
 	     $(if $(PROG_SRCS),$(BUILD)/tests/prog) \
@@ -100,6 +105,8 @@ TEST_BINS += $(BUILD)/tests/flower-oracle
 all: $(BPF_OBJS) $(SKELS) $(BUILD)/libxtcam.a $(if $(CLI_SRCS),$(BUILD)/xtcam $(BUILD)/asan/xtcam) \
 	$(TEST_BINS) \
 	$(BENCH_BINS) $(BENCH_BPF)
+
+all: $(EX_BINS) $(EX_ABINS)
 
 help:
 	@echo 'make deps     install the Debian packages (idempotent, needs root)'
@@ -301,6 +308,17 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libxtcam.a $(TLIB_OBJS) $(HDRS) $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(XCFLAGS) -Itests/lib -o $@ $< \
 		$(TLIB_OBJS) $(BUILD)/libxtcam.a $(PKG_LIBS) -lelf -lz -lm
+
+# --- examples --------------------------------------------------------------
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libxtcam.a $(HDRS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< $(BUILD)/libxtcam.a \
+		$(PKG_LIBS) -lelf -lz
+
+$(BUILD)/asan/examples/%: examples/%.c $(ASAN_OBJS) $(HDRS)
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) $(ASAN) $(XCFLAGS) -o $@ $< $(ASAN_OBJS) \
+		$(PKG_LIBS) -lelf -lz
 
 $(BUILD):
 	$(Q)mkdir -p $@

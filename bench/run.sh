@@ -8,6 +8,8 @@
 #   load.md     rule load time, single-rule latency, kernel memory
 #   cp.md       the control plane: a single change against rules, xtcam and
 #               nftables (cp.dat for the plot); load, show, del of a big block
+#   api.md      the library API for controllers: single changes and batches
+#               on a big bound block; xtcam -batch of 10,000 lines
 #   *.png       plots (gnuplot)
 # Usage: bench/run.sh BUILD_DIR [quick]
 #
@@ -35,6 +37,14 @@ if [ "$mode" = quick ]; then
 else
 	budget=1740 b_tr=360 b_masks=180 b_live=330 b_load=270 b_cp=600
 fi
+# the library API for controllers (api.md), after the rest, with a budget
+# of its own on top
+if [ "$mode" = quick ]; then
+	b_api=60
+else
+	b_api=420
+fi
+budget=$((budget + b_api))
 # a file older than this was not written by this run
 marker=$(mktemp)
 trap 'rm -f "$marker"' EXIT
@@ -78,9 +88,10 @@ part "live traffic" "$out/live.md" $b_live bench/live.sh "$build" "$out" $mode
 part "load time and memory" "$out/load.md" $b_load bench/load.sh "$build" "$out" $mode
 rm -f "$out/cp.dat"
 part "control plane" "$out/cp.md" $b_cp bench/cp.sh "$build" "$out" $mode
+part "library API" "$out/api.md" $b_api bench/api.sh "$build" "$out" $mode
 step "plots"
 bench/plot.sh "$out" || { summary+=("plots: failed"); status=1; }
-for f in testrun masks live load cp; do
+for f in testrun masks live load cp api; do
 	echo
 	cat "$out/$f.md"
 done

@@ -47,7 +47,7 @@ int xtcam_block_spec_get(struct xtcam_ctx *c, const char *block, struct xtcam_bl
 static int block_name_pinnable(const char *name, char *err, size_t errlen)
 {
 	static const char *const taken[] = { "blocks", "bindings", "ranks", "rules", "rules0",
-					     "rules1" };
+					     "rules1", "generation" };
 	size_t i;
 
 	if (strchr(name, '.')) {

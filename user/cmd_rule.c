@@ -262,6 +262,114 @@ int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb 
 	return apply(c, block, &op, 1, err, errlen);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int xtcam_cmd_rule_batch(struct xtcam_ctx *c, const char *block, const enum xtcam_rule_verb *v,
+			 struct xtcam_rule *rules, size_t n, char *err, size_t errlen)
+{
+	static const char *const verb[] = { "add", "replace", "del" };
+	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	struct xtcam_block_rec rec;
+	struct xtcam_rule_op *ops = NULL;
+	struct xtcam_rule *old = NULL;
+	__u32 *hs = NULL, next;
+	size_t i;
+	int e;
+
+	xtcam_trace("parse");
+	if (!b) {
+		xtcam_set_err(err, errlen, "block %s: no such block", block);
+		return -ENOENT;
+	}
+	e = xtcam_block_rec(c, block, &rec, err, errlen);
+	if (e || !n)
+		return e;
+	ops = calloc(n, sizeof(*ops));
+	old = calloc(n, sizeof(*old));
+	hs = calloc(n, sizeof(*hs));
+	if (!ops || !old || !hs) {
+		e = -ENOMEM;
+		xtcam_set_err(err, errlen, "block %s: out of memory", block);
+		goto out;
+	}
+	/* handles for the adds without one: above every handle of the block
+	 * and of the batch */
+	next = rec.max_handle;
+	for (i = 0; i < n; i++)
+		if (v[i] != XTCAM_VERB_DEL && rules[i].handle > next)
+			next = rules[i].handle;
+	for (i = 0; i < n; i++) {
+		__u32 h = rules[i].handle;
+
+		if (v[i] == XTCAM_VERB_ADD && !h) {
+			if (next == UINT32_MAX) {
+				xtcam_set_err(err, errlen, "block %s: change %zu: rule add: no handle "
+					      "left above %u", block, i + 1, next);
+				e = -ERANGE;
+				goto out;
+			}
+			h = rules[i].handle = ++next;
+		}
+		if (!h) {
+			xtcam_set_err(err, errlen, "block %s: change %zu: rule %s: no handle", block,
+				      i + 1, verb[v[i]]);
+			e = -EINVAL;
+			goto out;
+		}
+		hs[i] = h;
+		e = xtcam_state_rule_get(c->st, &rec, h, &old[i]);
+		if (e && e != -ENOENT) {
+			xtcam_set_err(err, errlen, "block %s: change %zu: handle %u: cannot read it: %s",
+				      block, i + 1, h, strerror(-e));
+			goto out;
+		}
+		if (v[i] == XTCAM_VERB_ADD && !e) {
+			xtcam_set_err(err, errlen, "block %s: change %zu: rule add: handle %u is in use",
+				      block, i + 1, h);
+			e = -EEXIST;
+			goto out;
+		}
+		if (v[i] != XTCAM_VERB_ADD && e) {
+			xtcam_set_err(err, errlen, "block %s: change %zu: rule %s: no rule with handle %u",
+				      block, i + 1, verb[v[i]], h);
+			goto out;
+		}
+		e = 0;
+		switch (v[i]) {
+		case XTCAM_VERB_ADD:
+			ops[i] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &rules[i], NULL };
+			break;
+		case XTCAM_VERB_REPLACE:
+			ops[i] = (struct xtcam_rule_op){ XTCAM_RULE_REPLACE, &rules[i], &old[i] };
+			break;
+		case XTCAM_VERB_DEL:
+			ops[i] = (struct xtcam_rule_op){ XTCAM_RULE_DEL, &old[i], &old[i] };
+			break;
+		}
+	}
+	qsort(hs, n, sizeof(*hs), cmp_u32);
+	for (i = 1; i < n; i++)
+		if (hs[i] == hs[i - 1]) {
+			xtcam_set_err(err, errlen, "block %s: handle %u: changed twice in one batch",
+				      block, hs[i]);
+			e = -EINVAL;
+			goto out;
+		}
+	e = check_actions(block, ops, n, true, err, errlen);
+	if (!e)
+		e = apply(c, block, ops, n, err, errlen);
+out:
+	free(ops);
+	free(old);
+	free(hs);
+	return e;
+}
+
 static int load_check(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
 		      size_t nops, char *err, size_t errlen);
 

@@ -173,10 +173,120 @@ void xtcam_unlock(struct xtcam_ctx *c)
 		xtcam_state_unlock(c->st);
 }
 
+/*
+ * Contexts kept between commands of one process (xtcam_keep_contexts): the
+ * context a command closes is kept, without the lock, and the next open
+ * with the same flags and blocks takes it again, once it holds the lock,
+ * if nobody wrote to the registry meanwhile (its generation, see state.h,
+ * is the one it was left with, in the registry still pinned).  Otherwise
+ * it is closed and the open reads the state as always.
+ */
+static struct {
+	bool on;
+	struct xtcam_ctx *open;         /* the context of the last open ... */
+	char *open_key;                 /* ... and its flags and blocks */
+	struct xtcam_ctx *kept;         /* closed and kept, unlocked */
+	char *kept_key;
+	__u64 gen;
+	bool gen_ok;
+} keep;
+
+static void ctx_free(struct xtcam_ctx *c);
+
+/* "flags|name|name|" or "flags|*" */
+static char *keep_key(unsigned int flags, const char *const *blocks)
+{
+	size_t len = 0;
+	char *s = NULL;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "%u|", flags);
+	if (all_blocks(blocks))
+		fputs("*", f);
+	else
+		for (; *blocks; blocks++)
+			fprintf(f, "%s|", *blocks);
+	if (fclose(f)) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void keep_drop(void)
+{
+	if (keep.kept) {
+		char err[XTCAM_ERRMSG_MAX];
+
+		/* (under the lock, as every close) */
+		xtcam_state_lock(keep.kept->st, err, sizeof(err));
+		ctx_free(keep.kept);
+	}
+	free(keep.kept_key);
+	keep.kept = NULL;
+	keep.kept_key = NULL;
+}
+
+void xtcam_keep_contexts(bool on)
+{
+	keep_drop();
+	if (!on) {
+		free(keep.open_key);
+		keep.open_key = NULL;
+		keep.open = NULL;
+	}
+	keep.on = on;
+}
+
+/* At open: the kept context, when it is current for these flags and
+ * blocks (then locked), else NULL (and the kept one closed). */
+static struct xtcam_ctx *keep_take(unsigned int flags, const char *const *blocks)
+{
+	struct xtcam_ctx *c = keep.kept;
+	char err[XTCAM_ERRMSG_MAX], *key;
+	__u64 g;
+
+	if (!c)
+		return NULL;
+	key = keep_key(flags, blocks);
+	if (key && keep.kept_key && !strcmp(key, keep.kept_key) && keep.gen_ok &&
+	    !xtcam_state_lock(c->st, err, sizeof(err)) &&
+	    !xtcam_state_gen_current(c->st, &g) && g == keep.gen) {
+		keep.kept = NULL;
+		free(keep.kept_key);
+		keep.kept_key = NULL;
+		free(keep.open_key);
+		keep.open = c;
+		keep.open_key = key;
+		return c;
+	}
+	free(key);
+	keep_drop();
+	return NULL;
+}
+
 void xtcam_close(struct xtcam_ctx *c)
 {
 	if (!c)
 		return;
+	if (keep.on && c == keep.open && !(c->flags & XTCAM_OPEN_READ)) {
+		keep_drop();
+		keep.gen_ok = !xtcam_state_gen(c->st, &keep.gen);
+		xtcam_state_unlock(c->st);
+		keep.kept = c;
+		keep.kept_key = keep.open_key;
+		keep.open = NULL;
+		keep.open_key = NULL;
+		xtcam_trace("command");
+		return;
+	}
+	ctx_free(c);
+}
+
+static void ctx_free(struct xtcam_ctx *c)
+{
 	xtcam_trace("command");
 	if (c->core && !IS_ERR(c->core))
 		xtcam_core_free(c->core);   /* unbinds with keep: kernel state stays */
@@ -195,7 +305,7 @@ void xtcam_close(struct xtcam_ctx *c)
 int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *blocks,
 	       char *err, size_t errlen)
 {
-	struct xtcam_ctx *c = calloc(1, sizeof(*c));
+	struct xtcam_ctx *c;
 	struct xtcam_block_rec *brecs = NULL;
 	struct xtcam_bind_key *keys = NULL;
 	struct xtcam_bind_rec *recs = NULL;
@@ -203,6 +313,11 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 	bool *dirty = NULL, all = all_blocks(blocks);
 	int e;
 
+	if (keep.on && (c = keep_take(flags, blocks))) {
+		*out = c;
+		return 0;
+	}
+	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&c->srcs);
@@ -342,6 +457,11 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 	free(keys);
 	free(recs);
 	free(dirty);
+	if (keep.on) {
+		free(keep.open_key);
+		keep.open_key = keep_key(flags, blocks);
+		keep.open = keep.open_key ? c : NULL;
+	}
 	*out = c;
 	return 0;
 fail:

@@ -553,7 +553,9 @@ static void *mget(struct txn *t, int m, size_t rel)
 {
 	struct mirror *mr = &t->mr[m];
 	struct xtcam_dp *dp = t->dp;
-	size_t chunk = 256, first, n, i;
+	/* small chunks: a batch of scattered changes in a big block touches
+	 * one element here and there, and each chunk it reads is copied */
+	size_t chunk = 16, first, n, i;
 	char *tmp;
 	int err;
 

@@ -225,6 +225,8 @@ void xtcam_state_close(struct xtcam_state *st)
 		close(st->fd_ranks);
 	if (st->fd_bindings >= 0)
 		close(st->fd_bindings);
+	if (st->fd_gen >= 0)
+		close(st->fd_gen);
 	if (st->lock_fd >= 0)
 		close(st->lock_fd);   /* releases the lock */
 	free(st);
@@ -348,9 +350,20 @@ static void lock_note_holder(int fd)
 	char line[384], text[448];
 	int n;
 
+	char had[sizeof(text) + 1];
+	ssize_t m;
+
 	cmdline_of(getpid(), line, sizeof(line));
 	n = snprintf(text, sizeof(text), "%d\n%s\n", (int)getpid(), line);
-	if (n > 0 && !ftruncate(fd, 0) && pwrite(fd, text, (size_t)n, 0) < 0) {
+	if (n <= 0)
+		return;
+	/* a process that takes the lock again (a library context, each
+	 * commit) finds its own note there: writing it again would cost a
+	 * truncate and a write on the lock file's file system */
+	m = pread(fd, had, sizeof(had), 0);
+	if (m == n && !memcmp(had, text, (size_t)n))
+		return;
+	if (pwrite(fd, text, (size_t)n, 0) == n && m > n && ftruncate(fd, n)) {
 		/* only a courtesy to those who wait */
 	}
 }
@@ -498,6 +511,10 @@ static int check_root(const char *root, char *err, size_t errlen)
 /* the registry's pins; "blocks" marks a complete one (pinned last) */
 static const char *const reg_names[] = { "blocks", "rules0", "rules1", "bindings", "ranks" };
 enum { NREG = sizeof(reg_names) / sizeof(reg_names[0]) };
+/* the generation's pin: made beside a registry that lacks it (one of an
+ * older build, or one whose create was cut short) by the next holder of
+ * the lock */
+#define GEN_PIN "generation"
 
 static bool reg_name(const char *name)
 {
@@ -506,7 +523,118 @@ static bool reg_name(const char *name)
 	for (i = 0; i < NREG; i++)
 		if (!strcmp(name, reg_names[i]))
 			return true;
-	return !strcmp(name, XTCAM_RESTORE_MARKER);
+	return !strcmp(name, XTCAM_RESTORE_MARKER) || !strcmp(name, GEN_PIN);
+}
+
+/* Open the generation's map; with the lock, make it when it is missing. */
+static int gen_open(struct xtcam_state *st, bool lock, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (pin_path(st, GEN_PIN, path, sizeof(path)))
+		return -ENAMETOOLONG;
+	st->fd_gen = bpf_obj_get(path);
+	if (st->fd_gen >= 0 || errno != ENOENT || !lock) {
+		if (st->fd_gen >= 0 || errno == ENOENT)
+			return 0;
+		xtcam_set_err(err, errlen, "registry %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xtcam_gen", sizeof(__u32), sizeof(__u64), 1,
+			    NULL);
+	if (fd < 0 || bpf_obj_pin(fd, path)) {
+		int e = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		xtcam_set_err(err, errlen, "registry %s: cannot make it: %s", path, strerror(-e));
+		return e;
+	}
+	st->fd_gen = fd;
+	return 0;
+}
+
+/* Before the first write of a holder of the lock: the generation + 1. */
+static void gen_bump(struct xtcam_state *st)
+{
+	__u32 zero = 0;
+	__u64 g = 0;
+
+	if (st->gen_bumped || st->fd_gen < 0)
+		return;
+	if (!bpf_map_lookup_elem(st->fd_gen, &zero, &g)) {
+		g++;
+		if (!bpf_map_update_elem(st->fd_gen, &zero, &g, BPF_ANY))
+			st->gen_bumped = true;
+	}
+}
+
+int xtcam_state_gen(struct xtcam_state *st, __u64 *gen)
+{
+	__u32 zero = 0;
+
+	*gen = 0;
+	if (st->fd_gen < 0)
+		return -ENOENT;
+	return bpf_map_lookup_elem(st->fd_gen, &zero, gen) ? -errno : 0;
+}
+
+static int map_id(int fd, __u32 *id)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*id = info.id;
+	return 0;
+}
+
+int xtcam_state_gen_current(struct xtcam_state *st, __u64 *gen)
+{
+	char path[PATH_MAX];
+	__u32 mine = 0, pinned = 0;
+	int fd, e;
+
+	*gen = 0;
+	if (st->fd_gen < 0)
+		return -ENOENT;
+	if (pin_path(st, GEN_PIN, path, sizeof(path)))
+		return -ENAMETOOLONG;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -ESTALE;
+	e = map_id(fd, &pinned);
+	close(fd);
+	if (!e)
+		e = map_id(st->fd_gen, &mine);
+	if (!e && mine != pinned)
+		e = -ESTALE;
+	return e ? e : xtcam_state_gen(st, gen);
+}
+
+int xtcam_state_lock(struct xtcam_state *st, char *err, size_t errlen)
+{
+	int e;
+
+	if (st->lock_fd >= 0)
+		return 0;
+	st->lock_fd = open(st->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (st->lock_fd < 0) {
+		e = -errno;
+		xtcam_set_err(err, errlen, "lock %s: %s", st->lock_path, strerror(-e));
+		return e;
+	}
+	e = take_lock(st->lock_fd, st->lock_path, err, errlen);
+	if (e) {
+		close(st->lock_fd);
+		st->lock_fd = -1;
+		return e;
+	}
+	st->gen_bumped = false;
+	return 0;
 }
 
 /* The first entry of the folder that is not a registry pin (nor the marker
@@ -555,6 +683,7 @@ static int state_open(struct xtcam_state **out, bool create, bool lock, char *er
 	if (!st)
 		return -ENOMEM;
 	st->fd_blocks = st->fd_rules[0] = st->fd_rules[1] = st->fd_bindings = st->fd_ranks = -1;
+	st->fd_gen = -1;
 	/* the registry's maps; "blocks" first (the create pins it last) */
 	const struct { const char *name; int *fd; } reg[] = {
 		{ reg_names[0], &st->fd_blocks }, { reg_names[1], &st->fd_rules[0] },
@@ -568,6 +697,7 @@ static int state_open(struct xtcam_state **out, bool create, bool lock, char *er
 	}
 	st->lock_fd = -1;
 	snprintf(lockp, sizeof(lockp), "/run/%s.lock", inst);
+	snprintf(st->lock_path, sizeof(st->lock_path), "%s", lockp);
 	if (lock) {
 		st->lock_fd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (st->lock_fd < 0) {
@@ -683,6 +813,8 @@ static int state_open(struct xtcam_state **out, bool create, bool lock, char *er
 	/* else no registry, and not asked to make one: an empty registry that
 	 * is not there (every fd -1): it reads as no blocks and no bindings,
 	 * and a command that does not create one changes nothing */
+	if (st->fd_blocks >= 0 && (e = gen_open(st, lock, err, errlen)))
+		goto fail;
 	*out = st;
 	return 0;
 fail:
@@ -791,6 +923,7 @@ int xtcam_state_block_put(struct xtcam_state *st, const struct xtcam_block_rec *
 {
 	struct xtcam_block_key k;
 
+	gen_bump(st);
 	block_key(rec->name, &k);
 	return bpf_map_update_elem(st->fd_blocks, &k, rec, 0) ? -errno : 0;
 }
@@ -843,6 +976,7 @@ int xtcam_state_index_init(struct xtcam_state *st, __u32 id)
 	struct xtcam_rank_key k;
 	__u32 zero = 0, g;
 
+	gen_bump(st);
 	for (g = 0; g < 2; g++) {
 		rank_key(&k, id, g, 0, 0);
 		if (bpf_map_update_elem(st->fd_ranks, &k, &zero, 0))
@@ -1136,6 +1270,7 @@ int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *
 {
 	struct xtcam_block_key k;
 
+	gen_bump(st);
 	/* the record first: from then on no command sees the block, and its
 	 * keys are leftovers under an id that no new block takes */
 	block_key(rec->name, &k);
@@ -1331,11 +1466,13 @@ int xtcam_state_bindings(struct xtcam_state *st, struct xtcam_bind_key **keys,
 int xtcam_state_binding_put(struct xtcam_state *st, const struct xtcam_bind_key *k,
 			    const struct xtcam_bind_rec *rec)
 {
+	gen_bump(st);
 	return bpf_map_update_elem(st->fd_bindings, k, rec, 0) ? -errno : 0;
 }
 
 int xtcam_state_binding_del(struct xtcam_state *st, const struct xtcam_bind_key *k)
 {
+	gen_bump(st);
 	return bpf_map_delete_elem(st->fd_bindings, k) && errno != ENOENT ? -errno : 0;
 }
 
@@ -1357,12 +1494,13 @@ int xtcam_state_destroy(struct xtcam_state *st)
 		if (f)
 			return f < 0 ? f : 0;
 	}
+	gen_bump(st);
 	if (pin_path(st, XTCAM_RESTORE_MARKER, path, sizeof(path)))
 		return -ENAMETOOLONG;
 	if (unlink(path) && errno != ENOENT)
 		e = -errno;
-	for (i = 0; i < NREG; i++) {
-		if (pin_path(st, reg_names[i], path, sizeof(path)))
+	for (i = 0; i <= NREG; i++) {
+		if (pin_path(st, i < NREG ? reg_names[i] : GEN_PIN, path, sizeof(path)))
 			return -ENAMETOOLONG;
 		if (unlink(path) && errno != ENOENT && !e)
 			e = -errno;

@@ -30,7 +30,10 @@ struct xtcam_state {
 	int fd_blocks, fd_bindings;
 	int fd_rules[2];         /* one map per generation (rules0, rules1) */
 	int fd_ranks;            /* both generations' rank index (ranks) */
+	int fd_gen;              /* the registry's generation (generation) */
 	int lock_fd;
+	bool gen_bumped;         /* by this holder of the lock */
+	char lock_path[96];
 };
 
 /* Check XTCAM_INSTANCE, take the lock (see xtcam_set_lock_wait), find (or
@@ -48,6 +51,24 @@ int xtcam_state_open_ro(struct xtcam_state **out, char *err, size_t errlen);
 void xtcam_state_close(struct xtcam_state *st);
 /* let go of the lock early (the maps stay open, for reading) */
 void xtcam_state_unlock(struct xtcam_state *st);
+/* Take the lock again after xtcam_state_unlock(), waiting as
+ * xtcam_state_open does; 0 when it is held already. */
+int xtcam_state_lock(struct xtcam_state *st, char *err, size_t errlen);
+/*
+ * The registry's generation: a counter in the registry (pin "generation")
+ * that every holder of the lock bumps before its first write to the
+ * registry (blocks, rules, bindings, a flush), so that a process which
+ * let go of the lock can tell, once it holds it again, whether anybody
+ * changed anything meanwhile: the same number, nothing changed.  A flush
+ * bumps it before it removes the pin, so that one who holds the old map
+ * sees a change too.  *gen is 0 for a registry that is not there;
+ * -ENOENT when there is no generation to read (no registry when opened).
+ */
+int xtcam_state_gen(struct xtcam_state *st, __u64 *gen);
+/* The same, for one who kept st while it did not hold the lock: -ESTALE
+ * when the registry it has open is no longer the one pinned (flushed and
+ * perhaps made again), -ENOENT when it has none. */
+int xtcam_state_gen_current(struct xtcam_state *st, __u64 *gen);
 /* the directory where a block's data path maps are pinned */
 int xtcam_state_block_dir(const struct xtcam_state *st, const char *block,
 			  const char *sub, char *buf, size_t len);

@@ -59,6 +59,13 @@ void xtcam_set_lock_wait(int ms);
 void xtcam_unlock(struct xtcam_ctx *ctx);
 /* Lets go of the kernel objects (they stay) and the lock. */
 void xtcam_close(struct xtcam_ctx *ctx);
+/* For a process that runs many commands (xtcam -batch): with on, the
+ * context a command closes is kept (without the lock) and given to the
+ * next xtcam_open() of the same flags and blocks, when nobody wrote to
+ * the registry meanwhile; else that open reads the state as always.  Off
+ * (or on again) closes the context kept: after a command that failed,
+ * whose context may not be what the registry says. */
+void xtcam_keep_contexts(bool on);
 
 int xtcam_cmd_block_add(struct xtcam_ctx *c, const struct xtcam_block_spec *spec,
 			char *err, size_t errlen);
@@ -95,6 +102,13 @@ enum xtcam_rule_verb {
  * last empty), replace, del (only r->handle) */
 int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb v,
 		   struct xtcam_rule *r, char *err, size_t errlen);
+/* Changes to one block in one commit: v[i] on rules[i], each as
+ * xtcam_cmd_rule() makes it (an add without a handle gets the next one,
+ * written back into rules[i].handle; a del needs only the handle), all of
+ * them or none.  A handle changed twice in one call is refused.  err names
+ * the block and the change (by its position from 1). */
+int xtcam_cmd_rule_batch(struct xtcam_ctx *c, const char *block, const enum xtcam_rule_verb *v,
+			 struct xtcam_rule *rules, size_t n, char *err, size_t errlen);
 /* add these rules (replace: swap the whole set; check: change nothing) */
 int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rule *rules,
 			size_t n, bool replace, bool check, char *err, size_t errlen);

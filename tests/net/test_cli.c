@@ -516,7 +516,7 @@ Test(cli, registry_left_half_made_is_made_again)
 	free(o);
 	cr_assert_eq(t_sh(&o, "ls /sys/fs/bpf/%s | grep -v '^edge$' | sort | tr '\\n' ' '",
 			  inst), 0);
-	cr_assert_str_eq(o, "bindings blocks ranks rules0 rules1 ");
+	cr_assert_str_eq(o, "bindings blocks generation ranks rules0 rules1 ");
 	free(o);
 }
 
@@ -1066,7 +1066,7 @@ Test(cli, kill9_during_restore_leaves_none_or_all, .timeout = 900)
 		} else {
 			/* no pin of the restore is left either */
 			cr_assert_neq(t_sh(&o, "ls -A /sys/fs/bpf/%s 2>/dev/null | grep -vxE "
-					   "'bindings|blocks|ranks|rules0|rules1'", inst), 0,
+					   "'bindings|blocks|generation|ranks|rules0|rules1'", inst), 0,
 				      "killed after %ld ms: left behind: %s", at, o);
 			free(o);
 			if (!none++) {
@@ -1242,7 +1242,7 @@ Test(cli, actions_checked_when_the_rule_comes_in)
 Test(cli, block_names_that_cannot_be_pinned)
 {
 	static const char *const bad[] = { "a.b", "edge.", "blocks", "rules", "rules0",
-					   "rules1", "bindings" };
+					   "rules1", "bindings", "generation" };
 	char *o = NULL;
 	size_t i;
 

@@ -417,7 +417,7 @@ Test(state, block_del_of_a_large_block_leaves_nothing, .timeout = 300)
 	cr_assert(strstr(o, "handle 5 prio 1"), "the sweep left block next's rule: %s", o);
 	free(o);
 	cr_assert_eq(t_sh(&o, "ls %s | tr '\\n' ' '", dir), 0);
-	cr_assert_str_eq(o, "bindings blocks ranks rules0 rules1 ", "the folder holds the registry only");
+	cr_assert_str_eq(o, "bindings blocks generation ranks rules0 rules1 ", "the folder holds the registry only");
 	free(o);
 	/* the data path's maps are freed (the kernel frees them after the
 	 * last reference, a moment later) */

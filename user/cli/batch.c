@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "xtcam/loader.h"
 #include "xtcam/syntax.h"
 #include "cli.h"
 
@@ -74,6 +75,7 @@ int xtcam_cli_batch(const char *file, bool force, int (*run)(int argc, char **ar
 		return 1;
 	}
 	errno = 0;
+	xtcam_keep_contexts(true);      /* one context for the lines, while current */
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		char **w, **argv;
 		const char *opt;
@@ -122,6 +124,7 @@ int xtcam_cli_batch(const char *file, bool force, int (*run)(int argc, char **ar
 			continue;
 		}
 failed:
+		xtcam_keep_contexts(true);      /* not the failed command's context */
 		failed++;
 		if (!status)
 			status = rc;
@@ -141,6 +144,7 @@ failed:
 			failed == 1 ? "" : "s", applied);
 		status = 1;
 	}
+	xtcam_keep_contexts(false);
 	free(line);
 	fclose(f);
 	return status;

@@ -115,4 +115,15 @@ bool xtcam_binding_gone(const struct xtcam_bind_rec *r);
 int xtcam_check_bind_targets(const struct xtcam_block *b, const char *netns, char *err,
 			     size_t errlen);
 
+/* A batch of changes to one block's rules, made by the caller against the
+ * block's committed rules (each DEL and REPLACE with the registry's rule
+ * in old; apply.c).  check: 0, or what the batch would be refused for
+ * (an action, a malformed rule, capacity), changing nothing.  apply: the
+ * batch as one atomic change of the block, O(its changes); the rules not
+ * in it are not touched (their counters stay). */
+int xtcam_rule_ops_check(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+			 size_t n, char *err, size_t errlen);
+int xtcam_rule_ops_apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+			 size_t n, char *err, size_t errlen);
+
 #endif

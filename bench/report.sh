@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # docs/performance.md from a make bench run: the method, the machine and the
 # figures, read from the run's results (testrun.md, masks.md, live.md,
-# load.md, cp.md when the run has one, and the meta file bench/run.sh
+# load.md, cp.md and apply.md when the run has them, and the meta file bench/run.sh
 # writes).  Nothing is measured here
 # and nothing is compared with earlier runs.
 # Usage: bench/report.sh [RESULTS_DIR [OUT_FILE]]
@@ -252,6 +252,28 @@ $(grep -h '^\*\*Stopped early' "$cp" | sed 's/^/\n/')
 EOF
 else
 	printf '\n## Control plane\n\nNot measured in this run (no %s).\n' "$cp"
+fi
+
+# --- apply (apply.md; absent from runs before that part existed)
+ap=$dir/apply.md
+if [ -f "$ap" ] && grep -q '^| unchanged file |' "$ap"; then
+	cat <<EOF
+
+## Control plane: apply of a file
+
+What it measures: \`xtcam apply FILE\` as a whole process (\`bench/ptime\`)
+on a bound block, FILE being what \`xtcam save\` wrote of it: unchanged
+(the target: <= 1 s, 0 changes, nothing detached), and with 1% of its
+rules changed (<= 2 s, only those changed).  As the run recorded its
+method:
+
+$(notes "$ap")
+
+$(table "$ap" 1)
+$(grep -h '^\*\*Stopped early' "$ap" | sed 's/^/\n/')
+EOF
+else
+	printf '\n## Control plane: apply of a file\n\nNot measured in this run (no %s).\n' "$ap"
 fi
 } >"$outf.tmp"
 mv "$outf.tmp" "$outf"

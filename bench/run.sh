@@ -10,10 +10,11 @@
 #               nftables (cp.dat for the plot); load, show, del of a big block
 #   api.md      the library API for controllers: single changes and batches
 #               on a big bound block; xtcam -batch of 10,000 lines
+#   apply.md    xtcam apply of a 100k-rule file: unchanged, and 1% changed
 #   *.png       plots (gnuplot)
 # Usage: bench/run.sh BUILD_DIR [quick]
 #
-# Each part has a time bound, and the whole a budget (29 minutes; quick: 4);
+# Each part has a time bound, and the whole a budget (31.5 minutes; quick: 4.5);
 # a part never runs past the budget.  A part learns its bound from
 # BENCH_SECS (bench_tr sizes its plan to it).  A part that runs out of time
 # writes what it has measured with a note saying so (killed at its bound:
@@ -31,11 +32,11 @@ q=()
 [ "$mode" = quick ] && q=(-q)
 start=$(date +%s)
 # the bounds of the parts, seconds: per-packet cost, masks, live, load,
-# control plane
+# control plane, apply
 if [ "$mode" = quick ]; then
-	budget=230 b_tr=45 b_masks=30 b_live=60 b_load=35 b_cp=60
+	budget=270 b_tr=45 b_masks=30 b_live=60 b_load=35 b_cp=60 b_apply=40
 else
-	budget=1740 b_tr=360 b_masks=180 b_live=330 b_load=270 b_cp=600
+	budget=1890 b_tr=360 b_masks=180 b_live=330 b_load=270 b_cp=600 b_apply=150
 fi
 # the library API for controllers (api.md), after the rest, with a budget
 # of its own on top
@@ -88,10 +89,11 @@ part "live traffic" "$out/live.md" $b_live bench/live.sh "$build" "$out" $mode
 part "load time and memory" "$out/load.md" $b_load bench/load.sh "$build" "$out" $mode
 rm -f "$out/cp.dat"
 part "control plane" "$out/cp.md" $b_cp bench/cp.sh "$build" "$out" $mode
+part "apply" "$out/apply.md" $b_apply bench/apply.sh "$build" "$out" $mode
 part "library API" "$out/api.md" $b_api bench/api.sh "$build" "$out" $mode
 step "plots"
 bench/plot.sh "$out" || { summary+=("plots: failed"); status=1; }
-for f in testrun masks live load cp api; do
+for f in testrun masks live load cp apply api; do
 	echo
 	cat "$out/$f.md"
 done

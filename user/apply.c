@@ -6,13 +6,20 @@
  * First a plan, which changes nothing: per block of the file, whether it
  * is new, has other settings (capacity, default, raw fields: then it is
  * made again, bindings and all) or is there; the rules that differ, by
- * handle; the bindings that differ, by block, device and namespace.  The
- * rule changes of every block are checked as `rule load ... check` checks
- * them.  Then, unless only checking: new and remade blocks, rule changes
- * (one atomic change per block, as `rule load ... replace`), unbinds,
- * binds, and with prune the blocks the file does not name.  A rule or a
- * binding that is as the file has it is not touched: its counters and its
- * XDP program stay.
+ * handle, as a batch of rule changes per block (adds, deletes, replaces);
+ * the bindings that differ, by block, device and namespace.  Each batch is
+ * checked (capacity, actions) before anything changes.  Then, unless only
+ * checking: new and remade blocks, the batches (each one atomic change of
+ * its block, O(its changes)), unbinds, binds, and with prune the blocks
+ * the file does not name.  A rule or a binding that is as the file has it
+ * is not touched: its counters and its XDP program stay.
+ *
+ * The rules of a block that is there are read from the registry one
+ * handle of the file at a time (O(rules of the file); all of the block's
+ * only when it has rules the file has not, to be deleted), or, when the
+ * blocks compared hold most of the registry's rules, from a dump of the
+ * registry in batches (rule_diffs()).  XTCAM_TRACE marks "reg-rules"
+ * (the reading) and "compare".
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -24,13 +31,25 @@
 #include "nsenter.h"
 #include "errmsg.h"
 #include "restore_int.h"
+#include "state.h"
+#include "trace.h"
+#include "u64map.h"
 
 enum blk_state { BLK_SAME, BLK_NEW, BLK_REMAKE };
 
 struct ap_block {
 	struct rs_block *f;             /* of the file */
 	enum blk_state state;
-	size_t nchg;                    /* rule changes */
+	__u64 *order;                   /* handle << 32 | index of f->rules, sorted */
+	/* a block that is there: its rule changes, deletes first, then adds
+	 * and replaces in handle order; old holds the registry's rules the
+	 * deletes and replaces name */
+	struct xtcam_rule_op *ops;
+	size_t nops;
+	struct xtcam_rule *old;
+	size_t nold;
+	const struct xtcam_block_rec *rec; /* the registry's, when there */
+	bool by_dump, done;             /* rules read by a dump; ops made */
 	bool failed;                    /* could not be made */
 };
 
@@ -107,18 +126,45 @@ static struct ap_block *file_block(struct ap *a, const char *name)
 	return NULL;
 }
 
-static int cmp_handle(const void *x, const void *y)
+/* Sort k[0..n) by their upper 32 bits (a handle): an LSD radix sort, a
+ * byte a pass, stable; comparison sorts of 100k keys cost more than the
+ * rest of an unchanged apply's comparing. */
+static int sort_by_handle(__u64 *k, size_t n)
 {
-	__u32 p = ((const struct xtcam_rule *)x)->handle, q = ((const struct xtcam_rule *)y)->handle;
+	__u64 *tmp = malloc((n + 1) * sizeof(*tmp)), *from = k, *to = tmp, *t;
+	size_t count[256], i, b, sum;
+	unsigned int shift;
 
-	return p < q ? -1 : p > q;
+	if (!tmp)
+		return -ENOMEM;
+	for (shift = 32; shift < 64; shift += 8) {
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[(from[i] >> shift) & 0xff]++;
+		for (b = 0, sum = 0; b < 256; b++) {
+			size_t c = count[b];
+
+			count[b] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			to[count[(from[i] >> shift) & 0xff]++] = from[i];
+		t = from;
+		from = to;
+		to = t;
+	}
+	/* four passes: the sorted keys are back in k */
+	free(tmp);
+	return 0;
 }
 
 /* Handles for the rules without one, as `rule load ... replace` gives
- * them (after the highest of the file's), and the rules in handle order;
- * a handle twice is an error. */
-static int handles(struct rs_block *f, char *err, size_t errlen)
+ * them (after the highest of the file's), and ab->order: the rules in
+ * handle order (the rules stay where they are); a handle twice is an
+ * error. */
+static int handles(struct ap_block *ab, char *err, size_t errlen)
 {
+	struct rs_block *f = ab->f;
 	__u32 next = 0;
 	size_t i;
 
@@ -134,15 +180,43 @@ static int handles(struct rs_block *f, char *err, size_t errlen)
 		}
 		f->rules[i].handle = ++next;
 	}
-	if (f->n)               /* rules is NULL then */
-		qsort(f->rules, f->n, sizeof(*f->rules), cmp_handle);
+	ab->order = malloc((f->n + 1) * sizeof(*ab->order));
+	if (!ab->order) {
+		xtcam_set_err(err, errlen, "block %s: out of memory", f->spec.name);
+		return -ENOMEM;
+	}
+	for (i = 0; i < f->n; i++)
+		ab->order[i] = (__u64)f->rules[i].handle << 32 | i;
+	if (sort_by_handle(ab->order, f->n)) {
+		xtcam_set_err(err, errlen, "block %s: out of memory", f->spec.name);
+		return -ENOMEM;
+	}
 	for (i = 1; i < f->n; i++)
-		if (f->rules[i].handle == f->rules[i - 1].handle) {
+		if (ab->order[i] >> 32 == ab->order[i - 1] >> 32) {
 			xtcam_set_err(err, errlen, "block %s: handle %u given twice", f->spec.name,
-				      f->rules[i].handle);
+				      (__u32)(ab->order[i] >> 32));
 			return -EEXIST;
 		}
 	return 0;
+}
+
+/* whether the file has a rule with handle h in block ab */
+static bool file_has(const struct ap_block *ab, __u32 h)
+{
+	size_t lo = 0, hi = ab->f->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		__u32 m = (__u32)(ab->order[mid] >> 32);
+
+		if (m == h)
+			return true;
+		if (m < h)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
 }
 
 static void say_rule(struct ap *a, const char *verb, const struct rs_block *f,
@@ -159,36 +233,244 @@ static void say_rule(struct ap *a, const char *verb, const struct rs_block *f,
 	say(a, "rule %s %s %s", verb, f->spec.name, text);
 }
 
-/* The rule changes of a block that is there, against its committed rules
- * in the registry: counted and said, in handle order. */
-static int rule_diff(struct ap *a, struct ap_block *ab, const struct xtcam_block_rec *rec)
+/*
+ * A block's rule changes as ab->ops, counted and said, from what the
+ * registry has of the block: cur[i] is its rule of the file's i-th handle
+ * in handle order (NULL: none), del[0..ndel) its rules the file has not.
+ * The registry's rules the ops name are copied into ab->old.
+ */
+static int make_ops(struct ap *a, struct ap_block *ab, const struct xtcam_rule *const *cur,
+		    const struct xtcam_rule *const *del, size_t ndel)
 {
 	const struct rs_block *f = ab->f;
-	struct xtcam_rule *cur;
-	size_t n, i = 0, j = 0, before = a->res->changes;
-	int e = xtcam_state_rules(a->c->st, rec, false, &cur, &n);
+	unsigned char *what = malloc(f->n + 1);   /* 0 same, 1 add, 2 replace */
+	size_t i, k, nrep = 0, nadd = 0;
 
-	if (e) {
-		xtcam_set_err(a->err, a->errlen, "block %s: cannot read its rules: %s",
-			      f->spec.name, strerror(-e));
-		return e;
+	if (!what) {
+		xtcam_set_err(a->err, a->errlen, "block %s: out of memory", f->spec.name);
+		return -ENOMEM;
 	}
-	if (n)
-		qsort(cur, n, sizeof(*cur), cmp_handle);
-	while (i < n || j < f->n) {
-		if (j == f->n || (i < n && cur[i].handle < f->rules[j].handle)) {
-			say(a, "rule del %s handle %u", f->spec.name, cur[i++].handle);
-		} else if (i == n || f->rules[j].handle < cur[i].handle) {
-			say_rule(a, "add", f, &f->rules[j++]);
-		} else {
-			if (!xtcam_rule_equal(&cur[i], &f->rules[j]))
-				say_rule(a, "replace", f, &f->rules[j]);
-			i++;
-			j++;
+	for (i = 0; i < f->n; i++) {
+		what[i] = !cur[i] ? 1 :
+			  !xtcam_rule_equal(cur[i], &f->rules[ab->order[i] & UINT32_MAX]) ? 2 : 0;
+		nadd += what[i] == 1;
+		nrep += what[i] == 2;
+	}
+	ab->old = malloc((ndel + nrep + 1) * sizeof(*ab->old));
+	ab->ops = calloc(ndel + nrep + nadd + 1, sizeof(*ab->ops));
+	if (!ab->old || !ab->ops) {
+		free(what);
+		xtcam_set_err(a->err, a->errlen, "block %s: out of memory", f->spec.name);
+		return -ENOMEM;
+	}
+	ab->nold = ndel + nrep;
+	for (i = 0; i < ndel; i++) {
+		ab->old[i] = *del[i];
+		ab->ops[ab->nops++] = (struct xtcam_rule_op){ XTCAM_RULE_DEL, &ab->old[i],
+							      &ab->old[i] };
+		say(a, "rule del %s handle %u", f->spec.name, ab->old[i].handle);
+	}
+	for (i = 0, k = ndel; i < f->n; i++) {
+		const struct xtcam_rule *r = &f->rules[ab->order[i] & UINT32_MAX];
+
+		if (what[i] == 1) {
+			ab->ops[ab->nops++] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, r, NULL };
+			say_rule(a, "add", f, r);
+		} else if (what[i] == 2) {
+			ab->old[k] = *cur[i];
+			ab->ops[ab->nops++] = (struct xtcam_rule_op){ XTCAM_RULE_REPLACE, r,
+								      &ab->old[k++] };
+			say_rule(a, "replace", f, r);
 		}
 	}
+	free(what);
+	return 0;
+}
+
+/* The registry's rules of a block, one handle of the file at a time; all
+ * of the block's only when it has rules the file has not. */
+static int diff_by_handle(struct ap *a, struct ap_block *ab)
+{
+	const struct rs_block *f = ab->f;
+	const struct xtcam_block_rec *rec = ab->rec;
+	struct xtcam_rule *got = malloc((f->n + 1) * sizeof(*got)), *all = NULL;
+	const struct xtcam_rule **cur = calloc(f->n + 1, sizeof(*cur)), **del = NULL;
+	size_t i, found = 0, nall = 0, ndel = 0;
+	int e = -ENOMEM;
+
+	if (!got || !cur)
+		goto fail;
+	for (i = 0; i < f->n; i++) {
+		e = xtcam_state_rule_get(a->c->st, rec, (__u32)(ab->order[i] >> 32), &got[i]);
+		if (e == -ENOENT)
+			continue;
+		if (e)
+			goto fail;
+		cur[i] = &got[i];
+		found++;
+	}
+	e = 0;
+	if (found != rec->nrules) {
+		e = xtcam_state_rules(a->c->st, rec, false, &all, &nall);
+		if (e)
+			goto fail;
+		e = -ENOMEM;
+		del = malloc((nall + 1) * sizeof(*del));
+		if (!del)
+			goto fail;
+		e = 0;
+		for (i = 0; i < nall; i++)
+			if (!file_has(ab, all[i].handle))
+				del[ndel++] = &all[i];
+	}
+	xtcam_trace("reg-rules");
+	e = make_ops(a, ab, cur, del, ndel);
+	xtcam_trace("compare");
+fail:
+	if (e && e != -ENOMEM)
+		xtcam_set_err(a->err, a->errlen, "block %s: cannot read its rules: %s",
+			      f->spec.name, strerror(-e));
+	else if (e && !ab->ops)
+		xtcam_set_err(a->err, a->errlen, "block %s: out of memory", f->spec.name);
+	free(got);
 	free(cur);
-	ab->nchg = a->res->changes - before;
+	free(all);
+	free(del);
+	return e;
+}
+
+/* The blocks that are there whose registry generation is gen, from one
+ * dump of that generation's map: each dumped rule is taken by its block
+ * (a handle of the file, or one to delete). */
+static int diff_by_dump(struct ap *a, __u32 gen)
+{
+	struct xtcam_rule_key *keys = NULL;
+	struct xtcam_rule *rules = NULL;
+	size_t n = 0, i, j;
+	__u64 **idx = calloc(a->rs->nb + 1, sizeof(*idx));
+	size_t *nidx = calloc(a->rs->nb + 1, sizeof(*nidx));
+	struct u64map ids;
+	int e = idx && nidx ? xtcam_state_rules_dump(a->c->st, gen, &keys, &rules, &n) : -ENOMEM;
+
+	u64map_init(&ids);
+	if (e)
+		goto out;
+	xtcam_trace("reg-rules");
+	/* the blocks by id; each rule to its block, as handle << 32 | its
+	 * place in the dump */
+	for (j = 0; !e && j < a->rs->nb; j++)
+		if (a->blocks[j].by_dump)
+			e = u64map_put(&ids, a->blocks[j].rec->id, &a->blocks[j]);
+	for (i = 0; !e && i < n; i++) {
+		struct ap_block *ab = u64map_get(&ids, keys[i].block);
+
+		if (ab && keys[i].gen == gen)
+			nidx[ab - a->blocks]++;
+	}
+	for (j = 0; !e && j < a->rs->nb; j++)
+		if (a->blocks[j].by_dump && !(idx[j] = malloc((nidx[j] + 1) * sizeof(**idx))))
+			e = -ENOMEM;
+	memset(nidx, 0, (a->rs->nb + 1) * sizeof(*nidx));
+	for (i = 0; !e && i < n; i++) {
+		struct ap_block *ab = u64map_get(&ids, keys[i].block);
+
+		j = ab ? (size_t)(ab - a->blocks) : 0;
+		if (ab && keys[i].gen == gen)
+			idx[j][nidx[j]++] = (__u64)keys[i].handle << 32 | i;
+	}
+	for (j = 0; !e && j < a->rs->nb; j++) {
+		struct ap_block *ab = &a->blocks[j];
+		const struct rs_block *f = ab->f;
+		const struct xtcam_rule **cur, **del;
+		size_t p = 0, q = 0, ndel = 0;
+
+		if (!idx[j])
+			continue;
+		cur = calloc(f->n + 1, sizeof(*cur));
+		del = malloc((nidx[j] + 1) * sizeof(*del));
+		if (!cur || !del || sort_by_handle(idx[j], nidx[j])) {
+			free(cur);
+			free(del);
+			e = -ENOMEM;
+			break;
+		}
+		/* both in handle order: the file's and the block's */
+		while (p < f->n || q < nidx[j]) {
+			__u32 hf = p < f->n ? (__u32)(ab->order[p] >> 32) : 0;
+			__u32 hr = q < nidx[j] ? (__u32)(idx[j][q] >> 32) : 0;
+
+			if (p == f->n || (q < nidx[j] && hr < hf))
+				del[ndel++] = &rules[idx[j][q++] & UINT32_MAX];
+			else if (q == nidx[j] || hf < hr)
+				p++;
+			else
+				cur[p++] = &rules[idx[j][q++] & UINT32_MAX];
+		}
+		e = make_ops(a, ab, cur, del, ndel);
+		free(cur);
+		free(del);
+	}
+	xtcam_trace("compare");
+out:
+	if (e && e != -EINVAL && e != -EOPNOTSUPP)
+		xtcam_set_err(a->err, a->errlen, "registry: cannot read the rules: %s",
+			      strerror(-e));
+	for (j = 0; idx && j < a->rs->nb; j++)
+		free(idx[j]);
+	u64map_free(&ids, NULL);
+	free(idx);
+	free(nidx);
+	free(keys);
+	free(rules);
+	return e;
+}
+
+/*
+ * The rule changes of the blocks that are there.  Their rules are read
+ * from the registry either by the handles of the file (a lookup each) or,
+ * when the blocks compared hold most of the registry's rules, by dumping
+ * a generation's map in batches, cheaper per rule but paid for every
+ * block's rules (each map holds one generation of every block).
+ */
+static int rule_diffs(struct ap *a)
+{
+	size_t i, all = 0, cmp[2] = { 0, 0 };
+	__u32 g;
+	int e;
+
+	for (i = 0; i < a->nrecs; i++)
+		all += a->recs[i].nrules;
+	for (i = 0; i < a->rs->nb; i++)
+		if (a->blocks[i].state == BLK_SAME)
+			cmp[a->blocks[i].rec->rgen & 1] += a->blocks[i].f->n;
+	for (g = 0; g < 2; g++) {
+		/* a lookup costs about 2.5 times a dumped rule; a dump has a
+		 * fixed cost of about 25,000 dumped rules */
+		if (5 * cmp[g] <= 2 * all + 50000)
+			continue;
+		for (i = 0; i < a->rs->nb; i++)
+			a->blocks[i].by_dump = a->blocks[i].state == BLK_SAME &&
+					       (a->blocks[i].rec->rgen & 1) == g;
+		e = diff_by_dump(a, g);
+		if (e == -EINVAL || e == -EOPNOTSUPP) {
+			/* no batches: by handle */
+			for (i = 0; i < a->rs->nb; i++)
+				a->blocks[i].by_dump = false;
+			continue;
+		}
+		if (e)
+			return e;
+		for (i = 0; i < a->rs->nb; i++)
+			if (a->blocks[i].by_dump)
+				a->blocks[i].done = true;
+	}
+	for (i = 0; i < a->rs->nb; i++) {
+		if (a->blocks[i].state != BLK_SAME || a->blocks[i].done)
+			continue;
+		e = diff_by_handle(a, &a->blocks[i]);
+		if (e)
+			return e;
+	}
 	return 0;
 }
 
@@ -333,9 +615,10 @@ static int plan(struct ap *a)
 		struct xtcam_block_spec cur;
 
 		ab->f = &rs->blocks[i];
-		e = handles(ab->f, a->err, a->errlen);
+		e = handles(ab, a->err, a->errlen);
 		if (e)
 			return e;
+		ab->rec = rec;
 		if (!rec) {
 			ab->state = BLK_NEW;
 			continue;
@@ -351,6 +634,8 @@ static int plan(struct ap *a)
 			ab->state = BLK_REMAKE;
 	}
 	e = bind_plan(a);
+	if (!e && !a->o->bindings_for)
+		e = rule_diffs(a);
 	if (e)
 		return e;
 	for (i = 0; i < rs->nb; i++) {
@@ -361,14 +646,11 @@ static int plan(struct ap *a)
 		if (a->o->bindings_for)
 			break;
 		if (ab->state == BLK_SAME) {
-			e = rule_diff(a, ab, reg_block(a, ab->f->spec.name));
-			if (e)
-				return e;
-			if (!ab->nchg)
+			if (!ab->nops)
 				continue;
-			/* what `rule load ... replace check` refuses fails here */
-			e = xtcam_cmd_rule_load(a->c, ab->f->spec.name, ab->f->rules, ab->f->n, true,
-						true, a->err, a->errlen);
+			/* what the batch would refuse (capacity, actions) fails here */
+			e = xtcam_rule_ops_check(a->c, ab->f->spec.name, ab->ops, ab->nops, a->err,
+						 a->errlen);
 			if (e)
 				return e;
 			continue;
@@ -454,10 +736,10 @@ static void execute(struct ap *a)
 			ab->failed = make_block(a, ab) != 0;
 			continue;
 		}
-		if (!ab->nchg)
+		if (!ab->nops)
 			continue;
-		e = xtcam_cmd_rule_load(a->c, ab->f->spec.name, ab->f->rules, ab->f->n, true, false,
-					msg, sizeof(msg));
+		e = xtcam_rule_ops_apply(a->c, ab->f->spec.name, ab->ops, ab->nops, msg,
+					 sizeof(msg));
 		if (e)
 			failed(a, e, msg);
 	}
@@ -493,6 +775,7 @@ int xtcam_cmd_apply(struct xtcam_ctx *c, const struct xtcam_restore *rs,
 		    char *err, size_t errlen)
 {
 	struct ap a = { .c = c, .rs = rs, .o = opts, .res = res, .err = err, .errlen = errlen };
+	size_t i;
 	int e;
 
 	memset(res, 0, sizeof(*res));
@@ -522,6 +805,11 @@ int xtcam_cmd_apply(struct xtcam_ctx *c, const struct xtcam_restore *rs,
 	execute(&a);
 	e = a.first;
 out:
+	for (i = 0; a.blocks && i < rs->nb; i++) {
+		free(a.blocks[i].order);
+		free(a.blocks[i].ops);
+		free(a.blocks[i].old);
+	}
 	free(a.blocks);
 	free(a.bind);
 	free(a.unbind);

@@ -727,3 +727,60 @@ int xtcam_cmd_counters_reset(struct xtcam_ctx *c, const char *block, char *err, 
 		xtcam_set_err(err, errlen, "block %s: %s", block, strerror(-e));
 	return e;
 }
+
+/* --- a batch of rule changes computed elsewhere (apply.c) ----------------- */
+
+int xtcam_rule_ops_check(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+			 size_t n, char *err, size_t errlen)
+{
+	struct xtcam_block_rec rec;
+	__s64 entries;
+	size_t i;
+	int e;
+
+	if (!xtcam_block_find(c->core, block)) {
+		xtcam_set_err(err, errlen, "block %s: no such block", block);
+		return -ENOENT;
+	}
+	e = check_actions(block, ops, n, true, err, errlen);
+	if (!e)
+		e = xtcam_block_rec(c, block, &rec, err, errlen);
+	if (e)
+		return e;
+	entries = rec.nentries;
+	for (i = 0; i < n; i++) {
+		struct xtcam_rec tmp;
+
+		if (ops[i].cmd != XTCAM_RULE_DEL) {
+			e = xtcam_rule_compile(ops[i].rule, &tmp);
+			if (e) {
+				xtcam_set_err(err, errlen, "block %s: handle %u: malformed (bad prio, "
+					      "handle or contradictory matches)", block,
+					      ops[i].rule->handle);
+				return e;
+			}
+			entries += xtcam_rule_entries(ops[i].rule);
+		}
+		if (ops[i].old && ops[i].cmd != XTCAM_RULE_ADD)
+			entries -= xtcam_rule_entries(ops[i].old);
+	}
+	if (entries > rec.capacity) {
+		xtcam_set_err(err, errlen, "block %s: needs %lld entries, holds %u", block,
+			      (long long)entries, rec.capacity);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+int xtcam_rule_ops_apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+			 size_t n, char *err, size_t errlen)
+{
+	int e;
+
+	if (!xtcam_block_find(c->core, block)) {
+		xtcam_set_err(err, errlen, "block %s: no such block", block);
+		return -ENOENT;
+	}
+	e = check_actions(block, ops, n, true, err, errlen);
+	return e ? e : apply(c, block, ops, n, err, errlen);
+}

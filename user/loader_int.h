@@ -67,4 +67,15 @@ json_object *xtcam_binding_json(struct xtcam_ctx *c, const struct xtcam_bind_rec
 /* true when the binding's device or namespace is no longer there */
 bool xtcam_binding_gone(struct xtcam_ctx *c, const struct xtcam_bind_rec *r);
 
+/* A batch of changes to one block's rules, made by the caller against the
+ * block's committed rules (each DEL and REPLACE with the registry's rule
+ * in old; apply.c).  check: 0, or what the batch would be refused for
+ * (an action, a malformed rule, capacity), changing nothing.  apply: the
+ * batch as one atomic change of the block, O(its changes); the rules not
+ * in it are not touched (their counters stay). */
+int xtcam_rule_ops_check(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+			 size_t n, char *err, size_t errlen);
+int xtcam_rule_ops_apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+			 size_t n, char *err, size_t errlen);
+
 #endif

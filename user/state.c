@@ -1454,6 +1454,62 @@ int xtcam_state_rules_recover(struct xtcam_state *st, struct xtcam_block_rec *b)
 	return e;
 }
 
+int xtcam_state_rules_dump(struct xtcam_state *st, __u32 gen, struct xtcam_rule_key **keys,
+			   struct xtcam_rule **rules, size_t *n)
+{
+	const __u32 chunk = 8192;
+	struct xtcam_rule_key *k = NULL;
+	struct xtcam_rule *r = NULL;
+	size_t cap = 0, len = 0;
+	__u64 at = 0, next = 0;
+	bool first = true;
+	int fd = st->fd_rules[gen & 1];
+
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	while (fd >= 0) {
+		__u32 cnt = chunk;
+		int e;
+
+		if (cap - len < chunk) {
+			size_t c2 = cap ? 2 * cap : 4 * (size_t)chunk;
+			struct xtcam_rule_key *k2 = realloc(k, c2 * sizeof(*k));
+			struct xtcam_rule *r2;
+
+			if (k2)
+				k = k2;
+			r2 = k2 ? realloc(r, c2 * sizeof(*r)) : NULL;
+			if (!r2) {
+				free(k);
+				free(r);
+				return -ENOMEM;
+			}
+			r = r2;
+			cap = c2;
+		}
+		e = bpf_map_lookup_batch(fd, first ? NULL : &at, &next, k + len, r + len, &cnt,
+					 &o);
+		e = e ? -errno : 0;
+		len += cnt;
+		first = false;
+		at = next;
+		if (e == -ENOENT)
+			break;          /* the last batch */
+		if (e) {
+			free(k);
+			free(r);
+			return e;
+		}
+	}
+	if (!k && (!(k = malloc(sizeof(*k))) || !(r = malloc(sizeof(*r))))) {
+		free(k);
+		return -ENOMEM;
+	}
+	*keys = k;
+	*rules = r;
+	*n = len;
+	return 0;
+}
+
 /* --- bindings ------------------------------------------------------------ */
 
 int xtcam_state_bindings(struct xtcam_state *st, struct xtcam_bind_key **keys,

@@ -95,6 +95,13 @@ int xtcam_state_index_init(struct xtcam_state *st, __u32 id);
 typedef int (*xtcam_state_rule_fn)(void *arg, const struct xtcam_rule *r);
 int xtcam_state_rules_walk(struct xtcam_state *st, const struct xtcam_block_rec *b,
 			   xtcam_state_rule_fn fn, void *arg);
+/* Every block's rules of generation gen, keys beside, in the map's order:
+ * for a caller with the lock that compares the rules of large blocks at
+ * once (apply), in a few system calls a batch.  Generation rgen of a block
+ * is its committed rules.  O(the rules of every block).  -EINVAL or
+ * -EOPNOTSUPP from a kernel that cannot read the map in batches. */
+int xtcam_state_rules_dump(struct xtcam_state *st, __u32 gen, struct xtcam_rule_key **keys,
+			   struct xtcam_rule **rules, size_t *n);
 /* one rule of the block's active generation: 0, -ENOENT, -errno */
 int xtcam_state_rule_get(struct xtcam_state *st, const struct xtcam_block_rec *b,
 			 __u32 handle, struct xtcam_rule *out);

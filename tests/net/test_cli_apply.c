@@ -332,3 +332,143 @@ Test(cli_apply, batch_stops_at_bad_line)
 	cr_assert_eq(t_rule_field(o, 9, "prio"), -1, "%s", o);
 	free(o);
 }
+
+/* the lines of out that start with prefix */
+static int lines_from(const char *out, const char *prefix)
+{
+	const char *l;
+	int n = 0;
+
+	for (l = out; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		n += !strncmp(l, prefix, strlen(prefix));
+	return n;
+}
+
+/* The file and the host differ in 1% of a bound block's 20,000 rules (some
+ * replaced, some removed, some added without a handle): apply makes those
+ * changes and no other, in one atomic change of the block; the other
+ * rules keep their counters, the binding its program; applying the first
+ * file again converges back.  (A block this size, most of the registry's
+ * rules, is read by dumping the registry; the smaller ones of the other
+ * tests by their handles.) */
+Test(cli_apply, one_percent_changed_only_those)
+{
+	struct t_pair p;
+	struct pkt_spec s;
+	uint32_t id0 = 0, id1 = 0;
+	char *want, *o = NULL;
+	const char *bin = getenv("XTCAM_BIN");
+
+	cr_assert_eq(t_pair_make(&p, "o"), 0);
+	XT_OK("block add big capacity 24000 default pass");
+	/* handle 1 counts the test's frames (udp/9); 2..20000 never match */
+	cr_assert_eq(t_sh(NULL, "{ echo 'prio 10 handle 1 ip_proto udp dst_port 9 action drop'; "
+			  "awk 'BEGIN { for (i = 2; i <= 20000; i++) printf \"prio %%d handle %%d "
+			  "src_ip 10.77.%%d.%%d action drop\\n\", 20 + i %% 50, i, int(i / 256), "
+			  "i %% 256 }'; } > %s.rules", file), 0);
+	XT_OK("rule load big %s.rules", file);
+	XT_OK("bind big dev %s netns %s mode native", p.a, p.ns_a);
+	cr_assert_eq(t_sh(NULL, "%s save > %s", bin, file), 0);
+	want = saved();
+	cr_assert_eq(t_xdp_prog_in(p.ns_a, p.a, &id0), 0);
+	t_frame(&p, &s, 0);
+	s.dport = 9;
+	cr_assert_eq(t_through(&p, &s, 0x4f01, 5), 0, "udp/9 dropped by handle 1");
+
+	/* file2: every 200th rule (from handle 200) replaced, every 400th
+	 * (from 50) removed, 50 added without a handle, one of them passing
+	 * udp/9 in front of handle 1 */
+	cr_assert_eq(t_sh(NULL, "awk '/^rule add big / { h = $7; if (h %% 400 == 50) next; "
+			  "if (h %% 200 == 0) sub(/action drop/, \"action pass\") } { print } "
+			  "END { print \"rule add big prio 5 ip_proto udp dst_port 9 action pass\"; "
+			  "for (i = 1; i < 50; i++) printf \"rule add big prio 7 dst_ip 10.78.0.%%d "
+			  "action drop\\n\", i }' %s > %s", file, file2), 0);
+	cr_assert_eq(t_xtcam(&o, "-v apply %s", file2), 0, "%s", o);
+	cr_assert(strstr(o, "\n200 changes\n"), "100 replaced, 50 removed, 50 added: %s", o);
+	cr_assert_eq(lines_from(o, "rule replace big "), 100, "%s", o);
+	cr_assert_eq(lines_from(o, "rule del big "), 50, "%s", o);
+	cr_assert_eq(lines_from(o, "rule add big "), 50, "%s", o);
+	cr_assert(strstr(o, "rule replace big prio 20 handle 200 src_ip 10.77.0.200 action pass\n"),
+		  "%s", o);
+	cr_assert(strstr(o, "rule del big handle 450\n"), "%s", o);
+	cr_assert(strstr(o, "rule add big prio 5 handle 20001 ip_proto udp dst_port 9 action pass\n"),
+		  "an added rule gets a handle after the file's highest: %s", o);
+	cr_assert_null(strstr(o, "handle 1 "), "handle 1 is not touched: %s", o);
+	cr_assert_null(strstr(o, "handle 201 "), "%s", o);
+	free(o);
+	cr_assert_eq(t_xdp_prog_in(p.ns_a, p.a, &id1), 0);
+	cr_assert_eq(id1, id0, "the binding's program id stays (%u, then %u)", id0, id1);
+	cr_assert_eq(t_through(&p, &s, 0x4f02, 4), 4, "the added rule passes udp/9");
+	cr_assert_eq(t_xtcam(&o, "-j rule show big"), 0, "%s", o);
+	cr_assert_eq(t_rule_field(o, 1, "packets"), 5, "handle 1 keeps its counter: %s", o);
+	cr_assert_eq(t_rule_field(o, 450, "prio"), -1, "handle 450 removed: %s", o);
+	cr_assert_eq(t_rule_field(o, 451, "prio"), 21, "handle 451 stays: %s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "apply %s", file2), 0, "%s", o);
+	cr_assert_str_eq(o, "0 changes\n", "the added rules' handles are stable: %s", o);
+	free(o);
+
+	/* back to the first file: the same 200 changes the other way */
+	cr_assert_eq(apply(&o, ""), 0, "%s", o);
+	cr_assert_str_eq(o, "200 changes\n", "%s", o);
+	free(o);
+	same_as(want, "back to the first file");
+	cr_assert_eq(t_through(&p, &s, 0x4f03, 3), 0, "udp/9 dropped by handle 1 again");
+	cr_assert_eq(t_xtcam(&o, "-j rule show big"), 0, "%s", o);
+	cr_assert_eq(t_rule_field(o, 1, "packets"), 8, "handle 1 counted on: %s", o);
+	free(o);
+	cr_assert_eq(t_xdp_prog_in(p.ns_a, p.a, &id1), 0);
+	cr_assert_eq(id1, id0, "(%u, then %u)", id0, id1);
+	zero_changes();
+	t_sh(NULL, "rm -f %s.rules", file);
+	free(want);
+	t_pair_free(&p);
+}
+
+/* Every block's rule changes are checked before the first change: a
+ * block whose rules would not fit stops the apply before the other
+ * block's changes are made. */
+Test(cli_apply, refused_block_changes_nothing)
+{
+	struct t_pair p;
+	char *before, *after, *o = NULL;
+
+	cr_assert_eq(t_pair_make(&p, "r"), 0);
+	config(&p);
+	/* the file: edge's handle 3 changed, quiet (capacity 100) with 120 rules */
+	cr_assert_eq(t_sh(NULL, "sed -i 's/handle 3 ip_proto tcp action pass/handle 3 ip_proto tcp "
+			  "action drop/' %s && awk 'BEGIN { for (i = 10; i < 130; i++) printf "
+			  "\"rule add quiet prio 2 handle %%d src_ip 10.5.0.%%d action drop\\n\", i, i }' "
+			  ">> %s", file, file), 0);
+	before = saved();
+	cr_assert_eq(apply(&o, ""), 1, "%s", o);
+	cr_assert(strstr(o, "block quiet: needs 121 entries, holds 100"), "%s", o);
+	free(o);
+	after = saved();
+	cr_assert_str_eq(after, before, "a refused apply changed the state");
+	free(after);
+	cr_assert_eq(apply(&o, "--check"), 1, "--check refuses it too: %s", o);
+	cr_assert(strstr(o, "block quiet: needs 121 entries, holds 100"), "%s", o);
+	free(o);
+	free(before);
+	t_pair_free(&p);
+}
+
+/* XTCAM_TRACE=1 says where apply's time goes: reading the file, parsing
+ * it, reading the block's rules from the registry, comparing. */
+Test(cli_apply, trace_names_its_phases)
+{
+	struct t_pair p;
+	char *o = NULL;
+
+	cr_assert_eq(t_pair_make(&p, "t"), 0);
+	config(&p);
+	cr_assert_eq(t_sh(&o, "XTCAM_TRACE=1 %s apply %s", getenv("XTCAM_BIN"), file), 0, "%s", o);
+	cr_assert(strstr(o, "trace read "), "%s", o);
+	cr_assert(strstr(o, "trace parse "), "%s", o);
+	cr_assert(strstr(o, "trace reg-rules "), "%s", o);
+	cr_assert(strstr(o, "trace compare "), "%s", o);
+	cr_assert(strstr(o, "0 changes"), "%s", o);
+	free(o);
+	t_pair_free(&p);
+}

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
  * xtcam apply: make the blocks of a save file equal to it (see
- * docs/save-restore.md).  The file is read and checked whole before the
- * lock is taken; each change is printed as the command that makes it
- * with --check (or -v), and the last line says how many there were.
+ * docs/apply.md).  The file is read whole into memory, then parsed and
+ * checked, before the lock is taken (XTCAM_TRACE marks "read" and
+ * "parse"); each change is printed as the command that makes it with
+ * --check (or -v), and the last line says how many there were.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <json-c/json.h>
 #include "xtcam/loader.h"
 #include "cli.h"
+#include "trace.h"
 
 struct out {
 	bool json, pretty, lines;
@@ -48,6 +50,42 @@ static int ap_fail(const struct out *o, int e, const char *fmt, ...)
 	return 1;
 }
 
+/* The whole of f in memory, as a stream to parse: NULL and errno when it
+ * cannot be read. */
+static FILE *slurp(FILE *f, char **buf)
+{
+	size_t len = 0, cap = 1 << 16, n;
+	char *p = malloc(cap);
+	FILE *m;
+
+	while (p && (n = fread(p + len, 1, cap - len, f)) > 0) {
+		len += n;
+		if (len == cap) {
+			char *q = realloc(p, cap *= 2);
+
+			if (!q)
+				free(p);
+			p = q;
+		}
+	}
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (ferror(f)) {
+		free(p);
+		errno = errno ? errno : EIO;
+		return NULL;
+	}
+	m = fmemopen(p, len, "r");
+	if (!m) {
+		free(p);
+		return NULL;
+	}
+	*buf = p;
+	return m;
+}
+
 static void on_change(void *arg, const char *line)
 {
 	struct out *o = arg;
@@ -74,10 +112,10 @@ int xtcam_cli_apply(int argc, char **argv, bool json, bool pretty)
 	struct xtcam_apply_result res;
 	struct xtcam_restore *rs = NULL;
 	const char **names = NULL, *file = NULL;
-	char err[XTCAM_MSG_MAX];
+	char err[XTCAM_MSG_MAX], *text = NULL;
 	struct xtcam_ctx *c;
 	size_t i, nb;
-	FILE *f;
+	FILE *f, *m;
 	int e;
 
 	for (i = 0; i < (size_t)argc; i++) {
@@ -102,9 +140,19 @@ int xtcam_cli_apply(int argc, char **argv, bool json, bool pretty)
 	if (!f)
 		return ap_fail(&o, errno, "apply: %s: %s (nothing changed)", file, strerror(errno));
 	/* the whole file, checked, before the lock */
-	e = xtcam_restore_read(f, f == stdin ? "stdin" : file, &rs, err, sizeof(err));
+	errno = 0;
+	m = slurp(f, &text);
+	e = errno;
 	if (f != stdin)
 		fclose(f);
+	if (!m)
+		return ap_fail(&o, e, "apply: %s: cannot read it: %s (nothing changed)",
+			       strcmp(file, "-") ? file : "stdin", strerror(e));
+	xtcam_trace("read");
+	e = xtcam_restore_read(m, strcmp(file, "-") ? file : "stdin", &rs, err, sizeof(err));
+	fclose(m);
+	free(text);
+	xtcam_trace("parse");
 	if (e)
 		return ap_fail(&o, e, "apply: %s (nothing changed)", err);
 	if (xtcam_restore_is_legacy(rs))

@@ -360,9 +360,7 @@ int xtcam_cmd_rule_batch(struct xtcam_ctx *c, const char *block, const enum xtca
 			e = -EINVAL;
 			goto out;
 		}
-	e = check_actions(block, ops, n, true, err, errlen);
-	if (!e)
-		e = apply(c, block, ops, n, err, errlen);
+	e = xtcam_rule_ops_apply(c, block, ops, n, err, errlen);
 out:
 	free(ops);
 	free(old);

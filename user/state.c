@@ -541,6 +541,14 @@ int xtcam_state_open_ro(struct xtcam_state **out, char *err, size_t errlen)
 	return state_open(out, false, false, err, errlen);
 }
 
+/* a pin of the registry; read-only for a reader (no write can slip in) */
+static int reg_get(const struct xtcam_state *st, const char *path)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, o, .file_flags = st->ro ? BPF_F_RDONLY : 0);
+
+	return bpf_obj_get_opts(path, &o);
+}
+
 static int state_open(struct xtcam_state **out, bool create, bool lock, char *err,
 		      size_t errlen)
 {
@@ -565,6 +573,7 @@ static int state_open(struct xtcam_state **out, bool create, bool lock, char *er
 		goto fail;
 	}
 	st->lock_fd = -1;
+	st->ro = !lock && !create;
 	snprintf(lockp, sizeof(lockp), "/run/%s.lock", inst);
 	if (lock) {
 		st->lock_fd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -585,7 +594,7 @@ static int state_open(struct xtcam_state **out, bool create, bool lock, char *er
 		goto fail;
 	if ((e = pin_path(st, reg[0].name, path, sizeof(path))))
 		goto fail;
-	st->fd_blocks = bpf_obj_get(path);
+	st->fd_blocks = reg_get(st, path);
 	if (st->fd_blocks < 0 && errno != ENOENT) {
 		e = -errno;
 		xtcam_set_err(err, errlen, "registry %s: %s", path, strerror(-e));
@@ -612,7 +621,7 @@ static int state_open(struct xtcam_state **out, bool create, bool lock, char *er
 		for (m = 1; m < NREG; m++) {
 			if ((e = pin_path(st, reg[m].name, path, sizeof(path))))
 				goto fail;
-			*reg[m].fd = bpf_obj_get(path);
+			*reg[m].fd = reg_get(st, path);
 			if (*reg[m].fd < 0) {
 				e = -errno;
 				xtcam_set_err(err, errlen, "registry in %s is incomplete: %s: %s "
@@ -760,15 +769,58 @@ static int block_cmp(const void *a, const void *b)
 
 /* Sorted by name: hash order changes with the map, and users diff what
  * `show` and `save` print. */
+/*
+ * One block record.  Under the lock nobody else writes it.  Without it, a
+ * record replaced while it is copied can be reused at once by the map's
+ * next update (hash elements are recycled without a grace period), so the
+ * copy could mix two records: it is read until two copies in a row are
+ * the same.  A block being deleted reads as gone to a reader.
+ */
+static int block_lookup(struct xtcam_state *st, const struct xtcam_block_key *k,
+			struct xtcam_block_rec *rec)
+{
+	struct xtcam_block_rec again;
+	int i;
+
+	if (bpf_map_lookup_elem(st->fd_blocks, k, rec))
+		return -errno;
+	if (!st->ro)
+		return 0;
+	for (i = 0; i < 1000; i++) {
+		if (bpf_map_lookup_elem(st->fd_blocks, k, &again))
+			return -errno;
+		if (!memcmp(rec, &again, sizeof(again)))
+			return rec->dirty == XTCAM_BLOCK_DYING ? -ENOENT : 0;
+		*rec = again;
+	}
+	return -EAGAIN;
+}
+
 int xtcam_state_blocks(struct xtcam_state *st, struct xtcam_block_rec **out, size_t *n)
 {
-	void *keys, *vals;
+	struct xtcam_block_key *keys;
+	struct xtcam_block_rec *vals;
+	size_t i, k = 0;
 	int e = dump(st->fd_blocks, sizeof(struct xtcam_block_key),
-		     sizeof(struct xtcam_block_rec), &keys, &vals, n);
+		     sizeof(struct xtcam_block_rec), (void **)&keys, (void **)&vals, n);
 
 	if (e)
 		return e;
+	/* a reader reads each record again, whole (see block_lookup) */
+	for (i = 0; st->ro && i < *n; i++) {
+		e = block_lookup(st, &keys[i], &vals[k]);
+		if (!e)
+			k++;
+		else if (e != -ENOENT)
+			break;
+	}
+	if (st->ro)
+		*n = k;
 	free(keys);
+	if (e && e != -ENOENT) {
+		free(vals);
+		return e;
+	}
 	qsort(vals, *n, sizeof(struct xtcam_block_rec), block_cmp);
 	*out = vals;
 	return 0;
@@ -782,7 +834,20 @@ int xtcam_state_block_get(struct xtcam_state *st, const char *name,
 	if (st->fd_blocks < 0)
 		return -ENOENT;     /* no registry: no block */
 	block_key(name, &k);
-	return bpf_map_lookup_elem(st->fd_blocks, &k, rec) ? -errno : 0;
+	return block_lookup(st, &k, rec);
+}
+
+int xtcam_state_block_moved(struct xtcam_state *st, const struct xtcam_block_rec *rec)
+{
+	struct xtcam_block_rec now;
+	int e = xtcam_state_block_get(st, rec->name, &now);
+
+	if (e)
+		return e;
+	/* a stage writes the inactive generation (dirty raised, seq kept):
+	 * the active one, which the reader read, is untouched until seq moves */
+	return now.id == rec->id && now.seq == rec->seq && now.rgen == rec->rgen &&
+	       now.dirty != XTCAM_BLOCK_DYING ? 0 : -EAGAIN;
 }
 
 int xtcam_state_block_put(struct xtcam_state *st, const struct xtcam_block_rec *rec)
@@ -1055,8 +1120,20 @@ static int gen_clear(struct xtcam_state *st, __u32 id, __u32 gen, bool all)
 
 int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *rec)
 {
+	struct xtcam_block_rec dying = *rec;
 	struct xtcam_block_key k;
-	int e = gen_clear(st, rec->id, !rec->rgen, true);
+	int e;
+
+	/* the commit point: readers take it as gone from here on, before
+	 * either generation is emptied */
+	if (dying.dirty != XTCAM_BLOCK_DYING) {
+		dying.dirty = XTCAM_BLOCK_DYING;
+		dying.seq++;
+		e = xtcam_state_block_put(st, &dying);
+		if (e)
+			return e;
+	}
+	e = gen_clear(st, rec->id, !rec->rgen, true);
 
 	if (!e)
 		e = gen_clear(st, rec->id, rec->rgen, true);

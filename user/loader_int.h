@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
-/* Internals shared by the loader and its backends. */
+/* Internals shared by the context (ctx.c), the commands (cmd_*.c) and the
+ * backends. */
 #ifndef XTCAM_LOADER_INT_H
 #define XTCAM_LOADER_INT_H
 
@@ -32,7 +33,7 @@ struct xtcam_ctx {
 	struct list_head xdp_list;      /* flow_block_cb driver list */
 	struct list_head hw_list;       /* the hw backend's driver list */
 	struct list_head hw_idents;     /* its cb_idents (backend_hw.c) */
-	struct list_head srcs;          /* the blocks' rule sources (loader.c) */
+	struct list_head srcs;          /* the blocks' rule sources (ctx.c) */
 	unsigned int flags;
 	/* the bind or unbind in progress */
 	struct {
@@ -89,5 +90,29 @@ void xtcam_hw_undo(__u32 ifindex);
 int xtcam_restore_recover(struct xtcam_ctx *ctx, char *err, size_t errlen);
 /* the context's cb_idents, at xtcam_close() after the core */
 void xtcam_hw_ctx_free(struct xtcam_ctx *ctx);
+
+/* --- shared by the context and the commands (ctx.c, cmd_*.c) --- */
+/* the spec a block record describes */
+void xtcam_spec_of(const struct xtcam_block_rec *b, struct xtcam_block_spec *s);
+/* the backend of a binding mode ("hw", "native", "generic") */
+struct xtcam_backend *xtcam_backend_named(struct xtcam_ctx *c, const char *mode);
+/* what a binding record says is attached */
+void xtcam_info_of(const struct xtcam_bind_rec *r, struct xtcam_attach_info *i);
+/* undo a binding that was recorded as pending and never committed */
+void xtcam_undo_pending(struct xtcam_ctx *c, const struct xtcam_bind_key *k,
+			const struct xtcam_bind_rec *r);
+/* the record of block `name`; -ENOENT with "block NAME: no such block" */
+int xtcam_block_rec(struct xtcam_ctx *c, const char *name, struct xtcam_block_rec *rec,
+		    char *err, size_t errlen);
+/* a JSON string, "" for NULL */
+json_object *xtcam_jstr(const char *s);
+/* a binding as block show has it */
+json_object *xtcam_binding_json(const struct xtcam_bind_rec *r);
+/* true when the binding's device or namespace is no longer there */
+bool xtcam_binding_gone(const struct xtcam_bind_rec *r);
+/* A block about to get its data path in namespace netns: each redirect
+ * without netns of its own goes there, so its device must be there. */
+int xtcam_check_bind_targets(const struct xtcam_block *b, const char *netns, char *err,
+			     size_t errlen);
 
 #endif

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/* xtcam block add, del and show. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+#include "xtcam/compile.h"
+#include "xtcam/syntax.h"
+#include "loader_int.h"
+#include "nsenter.h"
+#include "errmsg.h"
+#include "vanish.h"
+#include "trace.h"
+
+/* --- blocks ------------------------------------------------------------- */
+
+int xtcam_block_rec(struct xtcam_ctx *c, const char *name, struct xtcam_block_rec *rec,
+		     char *err, size_t errlen)
+{
+	int e = xtcam_state_block_get(c->st, name, rec);
+
+	if (e == -ENOENT)
+		xtcam_set_err(err, errlen, "block %s: no such block", name);
+	else if (e)
+		xtcam_set_err(err, errlen, "block %s: %s", name, strerror(-e));
+	return e;
+}
+
+int xtcam_block_spec_get(struct xtcam_ctx *c, const char *block, struct xtcam_block_spec *spec)
+{
+	struct xtcam_block_rec rec;
+	int e = xtcam_state_block_get(c->st, block, &rec);
+
+	if (!e)
+		xtcam_spec_of(&rec, spec);
+	return e;
+}
+
+/* A block's maps are pinned in a folder named after it, beside the
+ * registry's pins: bpffs refuses a '.' in a name (the bind would fail with
+ * EPERM), and a registry name would be taken for the registry. */
+static int block_name_pinnable(const char *name, char *err, size_t errlen)
+{
+	static const char *const taken[] = { "blocks", "bindings", "ranks", "rules", "rules0",
+					     "rules1" };
+	size_t i;
+
+	if (strchr(name, '.')) {
+		xtcam_set_err(err, errlen, "block name %s: a '.' cannot be pinned in bpffs "
+			      "(use A-Z a-z 0-9 _ -)", name);
+		return -EINVAL;
+	}
+	for (i = 0; i < sizeof(taken) / sizeof(taken[0]); i++) {
+		if (!strcmp(name, taken[i])) {
+			xtcam_set_err(err, errlen, "block name %s: the registry's own name", name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int xtcam_cmd_block_add(struct xtcam_ctx *c, const struct xtcam_block_spec *spec,
+			char *err, size_t errlen)
+{
+	struct xtcam_block_rec rec;
+	struct xtcam_block *b;
+	int e;
+
+	e = xtcam_name_check(spec->name, err, errlen);
+	if (e)
+		return e;
+	e = block_name_pinnable(spec->name, err, errlen);
+	if (e)
+		return e;
+	if (!xtcam_state_block_get(c->st, spec->name, &rec)) {
+		xtcam_set_err(err, errlen, "block %s: exists", spec->name);
+		return -EEXIST;
+	}
+	if (spec->capacity < 1 || spec->capacity > XTCAM_MAX_CAPACITY) {
+		xtcam_set_err(err, errlen, "block %s: capacity %u is out of range (1-%u)", spec->name,
+			spec->capacity, XTCAM_MAX_CAPACITY);
+		return -EINVAL;
+	}
+	b = xtcam_block_add(c->core, spec);
+	if (IS_ERR(b)) {
+		e = (int)PTR_ERR(b);
+		xtcam_set_err(err, errlen, "block %s: %s", spec->name, strerror(-e));
+		return e;
+	}
+	memset(&rec, 0, sizeof(rec));
+	snprintf(rec.name, sizeof(rec.name), "%s", spec->name);
+	rec.id = xtcam_state_next_block_id(c->st);
+	e = xtcam_state_index_init(c->st, rec.id);
+	if (e) {
+		xtcam_set_err(err, errlen, "block %s: cannot record it: %s", spec->name, strerror(-e));
+		return e;
+	}
+	rec.capacity = spec->capacity;
+	rec.dflt = spec->dflt;
+	if (!rec.dflt.type)
+		rec.dflt.type = XTCAM_ACT_PASS;
+	memcpy(rec.raw, spec->raw, sizeof(rec.raw));
+	e = xtcam_state_block_put(c->st, &rec);
+	if (e)
+		xtcam_set_err(err, errlen, "block %s: cannot record it: %s", spec->name, strerror(-e));
+	return e;
+}
+
+int xtcam_cmd_block_del(struct xtcam_ctx *c, const char *name, char *err, size_t errlen)
+{
+	struct xtcam_block_rec rec;
+	struct xtcam_block *b;
+	int e = xtcam_block_rec(c, name, &rec, err, errlen);
+
+	if (e)
+		return e;
+	b = xtcam_block_find(c->core, name);
+	if (b && b->nbindings) {
+		xtcam_set_err(err, errlen, "block %s: bound to %u device%s: unbind first", name,
+			b->nbindings, b->nbindings == 1 ? "" : "s");
+		return -EBUSY;
+	}
+	e = xtcam_block_del(c->core, name);
+	if (e && e != -ENOENT) {
+		xtcam_set_err(err, errlen, "block %s: %s", name, strerror(-e));
+		return e;
+	}
+	e = xtcam_state_block_del(c->st, &rec);
+	if (e)
+		xtcam_set_err(err, errlen, "block %s: %s", name, strerror(-e));
+	return e;
+}
+
+json_object *xtcam_jstr(const char *s)
+{
+	return json_object_new_string(s ? s : "");
+}
+
+/* is the attachment recorded in rec still there? */
+bool xtcam_binding_gone(const struct xtcam_bind_rec *r)
+{
+	struct xtcam_net id;
+	struct xtcam_attach_info info;
+	int nsfd, back, ok = 0;
+	char dev[32];
+
+	if (xtcam_ns_open(r->netns, &nsfd, &id, NULL, 0))
+		return true;                    /* namespace gone */
+	if (id.dev != r->ns_dev || id.ino != r->ns_ino) {
+		close(nsfd);
+		return true;                    /* a new one under the old name */
+	}
+	if (!xtcam_ns_enter(nsfd, &back)) {
+		xtcam_info_of(r, &info);
+		if (!strcmp(r->mode, "hw"))
+			ok = xtcam_hw_attached(&info) == 1;
+		else
+			ok = xtcam_attach_check(&info) == 1;
+		xtcam_ns_leave(back);
+	}
+	close(nsfd);
+	if (ok && xtcam_ns_ifname(r->netns, r->ifindex, dev, sizeof(dev)))
+		ok = 0;
+	if (ok && strcmp(dev, r->dev))
+		ok = 0;                          /* ifindex reused by another device */
+	return !ok;
+}
+
+json_object *xtcam_binding_json(const struct xtcam_bind_rec *r)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "dev", xtcam_jstr(r->dev));
+	json_object_object_add(o, "netns", xtcam_jstr(r->netns));
+	json_object_object_add(o, "mode", xtcam_jstr(r->mode));
+	json_object_object_add(o, "requested", xtcam_jstr(r->requested));
+	json_object_object_add(o, "refused", xtcam_jstr(r->refused));
+	json_object_object_add(o, "note", xtcam_jstr(r->note));
+	json_object_object_add(o, "offload", xtcam_jstr(r->offload));
+	json_object_object_add(o, "dispatcher", json_object_new_boolean(r->dispatcher));
+	json_object_object_add(o, "state", xtcam_jstr(xtcam_binding_gone(r) ? "gone" : "active"));
+	return o;
+}
+
+/*
+ * Notes on what the block's bindings make of its rules where frames vanish
+ * after a rule counted them (vanish.c): redirects from a native binding to
+ * a veth whose peer drops them, `cpu N` from a generic binding, and from a
+ * native one on a veth whose peer sends with partial checksums.  The
+ * devices are looked at first (the data path's redirect targets, at most
+ * XTCAM_MAX_TARGETS, and the bindings); only when one of them would drop
+ * frames are the rules read, to see whether any rule sends frames there.
+ */
+static json_object *block_notes(struct xtcam_ctx *c, struct xtcam_block *blk,
+				const struct xtcam_block_rec *brec,
+				const struct xtcam_bind_rec *recs, size_t nk)
+{
+	struct xdp_blk *x = xtcam_xdp_blk(blk);
+	json_object *notes = json_object_new_array();
+	char tnote[XTCAM_MAX_TARGETS][XTCAM_MSG_MAX], note[XTCAM_MSG_MAX];
+	struct xtcam_target tg[XTCAM_MAX_TARGETS];
+	const struct xtcam_rule *core_rules = NULL;
+	struct xtcam_rule *rules = NULL;
+	bool native = false, generic = false, cpu = false, want_cpu = false;
+	size_t n = 0, i, k, ntg = 0;
+	__u32 slot;
+	int tfd;
+
+	if (!x)
+		return notes;
+	for (k = 0; k < nk; k++) {
+		if (recs[k].state != XTCAM_BIND_ACTIVE || strcmp(recs[k].block, blk->spec.name))
+			continue;
+		native |= !strcmp(recs[k].mode, "native");
+		generic |= !strcmp(recs[k].mode, "generic");
+	}
+	tfd = xtcam_dp_map_fd(x->dp, XTCAM_MAP_TARGETS);
+	for (slot = 0; native && slot < XTCAM_MAX_TARGETS; slot++) {
+		struct xtcam_target t;
+
+		if (bpf_map_lookup_elem(tfd, &slot, &t) || !t.used)
+			continue;
+		t.netns[sizeof(t.netns) - 1] = 0;
+		t.dev[sizeof(t.dev) - 1] = 0;
+		if (xtcam_redirect_note(t.netns, t.dev, tnote[ntg], sizeof(tnote[ntg])) == 1)
+			tg[ntg++] = t;
+	}
+	want_cpu = generic;
+	for (k = 0; native && !want_cpu && k < nk; k++)
+		if (recs[k].state == XTCAM_BIND_ACTIVE && !strcmp(recs[k].block, blk->spec.name) &&
+		    !strcmp(recs[k].mode, "native"))
+			want_cpu = xtcam_cpu_note(recs[k].netns, recs[k].dev, note, sizeof(note)) == 1;
+	if (!ntg && !want_cpu)
+		return notes;
+
+	/* which of them do the rules use? */
+	/* a show loads no block's rules into the core: read them here */
+	n = xtcam_block_rule_count(blk);
+	if (n != brec->nrules && xtcam_state_rules(c->st, brec, false, &rules, &n)) {
+		rules = NULL;
+		n = xtcam_block_rule_count(blk);
+	}
+	for (i = 0; i < n; i++) {
+		const struct xtcam_rule_action *a;
+
+		if (!rules)
+			core_rules = xtcam_block_rule_at(blk, i);
+		a = rules ? &rules[i].action : &core_rules->action;
+		cpu |= a->type == XTCAM_ACT_CPU;
+		if (a->type != XTCAM_ACT_REDIRECT)
+			continue;
+		for (k = 0; k < ntg; k++)
+			if (tnote[k][0] && !strcmp(tg[k].dev, a->dev) &&
+			    !strcmp(tg[k].netns, a->netns[0] ? a->netns : x->default_ns)) {
+				json_object_array_add(notes, json_object_new_string(tnote[k]));
+				tnote[k][0] = 0;        /* once */
+			}
+	}
+	free(rules);
+	for (k = 0; cpu && k < nk; k++) {
+		if (recs[k].state != XTCAM_BIND_ACTIVE || strcmp(recs[k].block, blk->spec.name))
+			continue;
+		if (!strcmp(recs[k].mode, "generic")) {
+			snprintf(note, sizeof(note), "action cpu on %s%s%s (generic): frames a generic "
+				 "binding sends to another CPU can be dropped by the kernel after the "
+				 "switch (IpInHdrErrors) while the rule counts them; bind native",
+				 recs[k].dev, recs[k].netns[0] ? " netns " : "", recs[k].netns);
+			json_object_array_add(notes, json_object_new_string(note));
+		} else if (!strcmp(recs[k].mode, "native") &&
+			   xtcam_cpu_note(recs[k].netns, recs[k].dev, note, sizeof(note)) == 1) {
+			json_object_array_add(notes, json_object_new_string(note));
+		}
+	}
+	return notes;
+}
+
+int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **out,
+			 char *err, size_t errlen)
+{
+	struct xtcam_block_rec *b = NULL;
+	struct xtcam_bind_key *keys = NULL;
+	struct xtcam_bind_rec *recs = NULL;
+	size_t nb, nk, i, j;
+	json_object *arr;
+	int e;
+
+	if (name) {
+		struct xtcam_block_rec one;
+
+		e = xtcam_block_rec(c, name, &one, err, errlen);
+		if (e)
+			return e;
+	}
+	e = xtcam_state_blocks(c->st, &b, &nb);
+	if (!e)
+		e = xtcam_state_bindings(c->st, &keys, &recs, &nk);
+	if (e) {
+		xtcam_set_err(err, errlen, "registry: %s", strerror(-e));
+		free(b);
+		return e;
+	}
+	arr = json_object_new_array();
+	for (i = 0; i < nb; i++) {
+		json_object *o, *bd;
+		struct xtcam_block *blk;
+		struct xdp_blk *x;
+		struct xtcam_counter miss = { 0 };
+		struct xtcam_block_spec spec;
+
+		if (name && strcmp(b[i].name, name))
+			continue;
+		xtcam_spec_of(&b[i], &spec);
+		o = xtcam_block_spec_json(&spec);
+		json_object_object_add(o, "rules", json_object_new_int64(b[i].nrules));
+		json_object_object_add(o, "entries", json_object_new_int64(b[i].nentries));
+		blk = xtcam_block_find(c->core, b[i].name);
+		x = blk ? xtcam_xdp_blk(blk) : NULL;
+		if (x)
+			xtcam_dp_stat(x->dp, XTCAM_STAT_MISS, &miss);
+		json_object_object_add(o, "misses", json_object_new_int64((int64_t)miss.packets));
+		json_object_object_add(o, "miss_bytes", json_object_new_int64((int64_t)miss.bytes));
+		if (x) {
+			struct xtcam_dp_info info;
+
+			if (!xtcam_dp_info(x->dp, &info, false))
+				json_object_object_add(o, "tuples", json_object_new_int64(info.ntuples));
+		}
+		bd = json_object_new_array();
+		for (j = 0; j < nk; j++)
+			if (recs[j].state == XTCAM_BIND_ACTIVE && !strcmp(recs[j].block, b[i].name))
+				json_object_array_add(bd, xtcam_binding_json(&recs[j]));
+		json_object_object_add(o, "bindings", bd);
+		if (blk) {
+			json_object *notes = block_notes(c, blk, &b[i], recs, nk);
+
+			if (json_object_array_length(notes))
+				json_object_object_add(o, "notes", notes);
+			else
+				json_object_put(notes);
+		}
+		json_object_array_add(arr, o);
+	}
+	free(b);
+	free(keys);
+	free(recs);
+	*out = arr;
+	return 0;
+}

@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/* xtcam rule add, replace, del, load, flush, show, and counters reset. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+#include "xtcam/compile.h"
+#include "xtcam/syntax.h"
+#include "loader_int.h"
+#include "nsenter.h"
+#include "errmsg.h"
+#include "vanish.h"
+#include "trace.h"
+
+/* --- rules ---------------------------------------------------------------- */
+
+/*
+ * What an action needs from the machine, checked when the rule comes in
+ * rather than at the next bind: a CPU that exists and that the cpumap
+ * holds, and a redirect device in a namespace that is known now (the
+ * rule's `netns NS`).  A redirect without netns goes to the namespace of
+ * the device the block is (or will be) bound to: on a bound block the data
+ * path resolves it with the change, on an unbound one the bind checks it
+ * (xtcam_check_bind_targets()).  err gets "action ...: why".
+ */
+static int check_action(const struct xtcam_rule_action *a, char *err, size_t errlen)
+{
+	char why[XTCAM_ERRMSG_MAX] = "";
+	__u32 ifindex;
+	int n, e;
+
+	switch (a->type) {
+	case XTCAM_ACT_CPU:
+		n = libbpf_num_possible_cpus();
+		if (n < 0) {
+			xtcam_set_err(err, errlen, "action cpu %u: cannot tell which CPUs exist: %s",
+				      a->cpu, strerror(-n));
+			return n;
+		}
+		if (a->cpu < (__u32)n && a->cpu < XTCAM_CPUMAP_SIZE)
+			return 0;
+		if (a->cpu < (__u32)n)
+			xtcam_set_err(err, errlen, "action cpu %u: the cpumap holds CPUs 0-%u only",
+				      a->cpu, XTCAM_CPUMAP_SIZE - 1);
+		else if (n == 1)
+			xtcam_set_err(err, errlen, "action cpu %u: only CPU 0 exists", a->cpu);
+		else
+			xtcam_set_err(err, errlen, "action cpu %u: only CPUs 0-%d exist", a->cpu,
+				      n - 1);
+		return -EINVAL;
+	case XTCAM_ACT_REDIRECT:
+		if (!a->netns[0])
+			return 0;
+		e = xtcam_ns_ifindex(a->netns, a->dev, &ifindex, why, sizeof(why));
+		if (e)
+			xtcam_set_err(err, errlen, "action redirect %s", why[0] ? why : strerror(-e));
+		return e;
+	default:
+		return 0;
+	}
+}
+
+/* A block about to get its data path in namespace netns: each redirect
+ * without netns of its own goes there, so its device must be there. */
+int xtcam_check_bind_targets(const struct xtcam_block *b, const char *netns, char *err,
+			      size_t errlen)
+{
+	size_t n = xtcam_block_rule_count(b), i;
+
+	for (i = 0; i < n; i++) {
+		const struct xtcam_rule *r = xtcam_block_rule_at(b, i);
+		char why[XTCAM_ERRMSG_MAX] = "";
+		__u32 ifindex;
+		int e;
+
+		if (r->action.type != XTCAM_ACT_REDIRECT || r->action.netns[0])
+			continue;
+		e = xtcam_ns_ifindex(netns, r->action.dev, &ifindex, why, sizeof(why));
+		if (e) {
+			xtcam_set_err(err, errlen, "block %s: handle %u: action redirect %s",
+				      b->spec.name, r->handle, why[0] ? why : strerror(-e));
+			return e;
+		}
+	}
+	return 0;
+}
+
+/* check_action() for each rule that comes in with ops; err names the
+ * block, and the handle when with_handle. */
+static int check_actions(const char *block, const struct xtcam_rule_op *ops, size_t n,
+			 bool with_handle, char *err, size_t errlen)
+{
+	char why[XTCAM_ERRMSG_MAX];
+	size_t i;
+	int e;
+
+	for (i = 0; i < n; i++) {
+		if (ops[i].cmd == XTCAM_RULE_DEL || !ops[i].rule)
+			continue;
+		e = check_action(&ops[i].rule->action, why, sizeof(why));
+		if (!e)
+			continue;
+		if (with_handle)
+			xtcam_set_err(err, errlen, "block %s: handle %u: %s", block,
+				      ops[i].rule->handle, why);
+		else
+			xtcam_set_err(err, errlen, "block %s: %s", block, why);
+		return e;
+	}
+	return 0;
+}
+
+/* Apply ops to a block: capacity, registry stage, core (backends), commit. */
+static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+		      size_t n, char *err, size_t errlen);
+
+/* The ops may point at rules the core owns, which it frees as it applies
+ * them: work on copies. */
+static int apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+		 size_t n, char *err, size_t errlen)
+{
+	struct xtcam_rule *copy = malloc((2 * n + 1) * sizeof(*copy));
+	struct xtcam_rule_op *o = malloc((n + 1) * sizeof(*o));
+	size_t i;
+	int e;
+
+	if (!copy || !o) {
+		free(copy);
+		free(o);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		o[i] = ops[i];
+		if (ops[i].rule) {
+			copy[2 * i] = *ops[i].rule;
+			o[i].rule = &copy[2 * i];
+		}
+		if (ops[i].old) {
+			copy[2 * i + 1] = *ops[i].old;
+			o[i].old = &copy[2 * i + 1];
+		}
+	}
+	e = apply_copy(c, block, o, n, err, errlen);
+	free(copy);
+	free(o);
+	return e;
+}
+
+static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+		      size_t n, char *err, size_t errlen)
+{
+	struct xtcam_block_rec rec;
+	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	__s64 entries;
+	size_t i;
+	char msg[XTCAM_ERRMSG_MAX] = "";
+	int e = xtcam_block_rec(c, block, &rec, err, errlen);
+
+	if (e)
+		return e;
+	if (!b)
+		return -ENOENT;
+	entries = rec.nentries;
+	for (i = 0; i < n; i++) {
+		struct xtcam_rec tmp;
+
+		if (ops[i].rule && ops[i].cmd != XTCAM_RULE_DEL) {
+			e = xtcam_rule_compile(ops[i].rule, &tmp);
+			if (e) {
+				xtcam_set_err(err, errlen, "rule handle %u: malformed (bad prio, handle or "
+					"contradictory matches)", ops[i].rule->handle);
+				return e;
+			}
+			entries += xtcam_rule_entries(ops[i].rule);
+		}
+		if (ops[i].old && ops[i].cmd != XTCAM_RULE_ADD)
+			entries -= xtcam_rule_entries(ops[i].old);
+	}
+	if (entries > rec.capacity) {
+		xtcam_set_err(err, errlen, "block %s: needs %lld entries, holds %u", block,
+			(long long)entries, rec.capacity);
+		return -ENOSPC;
+	}
+	xtcam_trace("check");
+	e = xtcam_state_rules_stage(c->st, &rec, ops, n);
+	if (e) {
+		xtcam_set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
+		return e;
+	}
+	xtcam_trace("stage");
+	xtcam_crash_point("stage");
+	e = xtcam_block_rules_apply(b, ops, n, msg, sizeof(msg));
+	if (e) {
+		xtcam_state_rules_abort(c->st, &rec, ops, n);
+		xtcam_set_err(err, errlen, "block %s: %s", block, msg[0] ? msg : strerror(-e));
+		return e;
+	}
+	xtcam_trace("deliver");
+	xtcam_crash_point("deliver");
+	rec.nentries = (__u32)entries;
+	e = xtcam_state_rules_commit(c->st, &rec, ops, n);
+	xtcam_trace("commit");
+	xtcam_crash_point("commit");
+	if (e)
+		xtcam_set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
+	return e;
+}
+
+int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb v,
+		   struct xtcam_rule *r, char *err, size_t errlen)
+{
+	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	struct xtcam_block_rec rec;
+	struct xtcam_rule old;
+	struct xtcam_rule_op op;
+	int e;
+
+	xtcam_trace("parse");
+	if (!b) {
+		xtcam_set_err(err, errlen, "block %s: no such block", block);
+		return -ENOENT;
+	}
+	e = xtcam_block_rec(c, block, &rec, err, errlen);
+	if (e)
+		return e;
+	/* the one rule the change names, from the registry */
+	e = r->handle ? xtcam_state_rule_get(c->st, &rec, r->handle, &old) : -ENOENT;
+	if (e && e != -ENOENT) {
+		xtcam_set_err(err, errlen, "block %s: handle %u: cannot read it: %s", block,
+			      r->handle, strerror(-e));
+		return e;
+	}
+	memset(&op, 0, sizeof(op));
+	switch (v) {
+	case XTCAM_VERB_ADD:
+		if (!r->handle) {
+			if (rec.max_handle == UINT32_MAX) {
+				xtcam_set_err(err, errlen, "block %s: no handle left above %u", block,
+					      rec.max_handle);
+				return -ERANGE;
+			}
+			r->handle = rec.max_handle + 1;
+		} else if (!e) {
+			xtcam_set_err(err, errlen, "rule add: block %s: handle %u is in use", block, r->handle);
+			return -EEXIST;
+		}
+		op.cmd = XTCAM_RULE_ADD;
+		op.rule = r;
+		break;
+	case XTCAM_VERB_REPLACE:
+		if (e) {
+			xtcam_set_err(err, errlen, "rule replace: block %s: no rule with handle %u", block,
+				r->handle);
+			return r->handle ? -ENOENT : -EINVAL;
+		}
+		op.cmd = XTCAM_RULE_REPLACE;
+		op.rule = r;
+		op.old = &old;
+		break;
+	case XTCAM_VERB_DEL:
+		if (e) {
+			xtcam_set_err(err, errlen, "rule del: block %s: no rule with handle %u", block,
+				r->handle);
+			return -ENOENT;
+		}
+		op.cmd = XTCAM_RULE_DEL;
+		op.rule = &old;
+		op.old = &old;
+		break;
+	}
+	if (v != XTCAM_VERB_DEL) {
+		char why[XTCAM_ERRMSG_MAX] = "";
+
+		e = check_actions(block, &op, 1, false, why, sizeof(why));
+		if (e) {
+			xtcam_set_err(err, errlen, "rule %s: %s",
+				      v == XTCAM_VERB_ADD ? "add" : "replace", why);
+			return e;
+		}
+	}
+	return apply(c, block, &op, 1, err, errlen);
+}
+
+static int cmp_handle(const void *a, const void *b)
+{
+	__u32 x = ((const struct xtcam_rule *)a)->handle, y = ((const struct xtcam_rule *)b)->handle;
+
+	return x < y ? -1 : x > y;
+}
+
+int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rule *rules,
+			size_t n, bool replace, bool check, char *err, size_t errlen)
+{
+	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	struct xtcam_rule_op *ops;
+	struct xtcam_rule *sorted;
+	size_t i, nops = 0, nr;
+	__u32 next;
+	int e = 0;
+
+	if (!b) {
+		xtcam_set_err(err, errlen, "block %s: no such block", block);
+		return -ENOENT;
+	}
+	/* a whole set is compared with the block's: all of them, here */
+	e = xtcam_block_rules_fetch(b, err, errlen);
+	if (e)
+		return e;
+	next = 0;
+	if (!replace) {
+		struct xtcam_block_rec rec;
+
+		e = xtcam_block_rec(c, block, &rec, err, errlen);
+		if (e)
+			return e;
+		next = rec.max_handle;
+	}
+	nr = xtcam_block_rule_count(b);
+	for (i = 0; i < n; i++)
+		if (rules[i].handle > next)
+			next = rules[i].handle;
+	for (i = 0; i < n; i++) {
+		if (rules[i].handle)
+			continue;
+		if (next == UINT32_MAX) {
+			xtcam_set_err(err, errlen, "block %s: no handle left", block);
+			return -ERANGE;
+		}
+		rules[i].handle = ++next;
+	}
+	/* handles once each */
+	sorted = malloc((n + 1) * sizeof(*sorted));
+	ops = calloc(n + nr + 1, sizeof(*ops));
+	if (!sorted || !ops) {
+		free(sorted);
+		free(ops);
+		return -ENOMEM;
+	}
+	if (n)          /* rules is NULL for a flush */
+		memcpy(sorted, rules, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_handle);
+	for (i = 1; i < n; i++) {
+		if (sorted[i].handle == sorted[i - 1].handle) {
+			xtcam_set_err(err, errlen, "block %s: handle %u given twice", block,
+				sorted[i].handle);
+			e = -EEXIST;
+			goto out;
+		}
+	}
+	if (replace) {
+		/* the whole set: what goes, what changes, what comes */
+		for (i = 0; i < nr; i++) {
+			const struct xtcam_rule *o = xtcam_block_rule_at(b, i);
+			struct xtcam_rule *k = bsearch(o, sorted, n, sizeof(*sorted), cmp_handle);
+
+			if (!k)
+				ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_DEL, o, o };
+		}
+		for (i = 0; i < n; i++) {
+			const struct xtcam_rule *o = xtcam_block_rule_find(b, sorted[i].handle);
+
+			if (!o)
+				ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &sorted[i], NULL };
+			else if (!xtcam_rule_equal(o, &sorted[i]))
+				ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_REPLACE, &sorted[i], o };
+		}
+	} else {
+		for (i = 0; i < n; i++) {
+			if (xtcam_block_rule_find(b, sorted[i].handle)) {
+				xtcam_set_err(err, errlen, "block %s: handle %u is in use", block,
+					sorted[i].handle);
+				e = -EEXIST;
+				goto out;
+			}
+			ops[nops++] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &sorted[i], NULL };
+		}
+	}
+	e = check_actions(block, ops, nops, true, err, errlen);
+	if (e)
+		goto out;
+	if (check) {
+		struct xtcam_block_rec rec;
+		__s64 entries;
+
+		e = xtcam_block_rec(c, block, &rec, err, errlen);
+		entries = rec.nentries;
+		for (i = 0; !e && i < nops; i++) {
+			struct xtcam_rec tmp;
+
+			if (ops[i].cmd != XTCAM_RULE_DEL) {
+				e = xtcam_rule_compile(ops[i].rule, &tmp);
+				if (e)
+					xtcam_set_err(err, errlen, "rule handle %u: malformed", ops[i].rule->handle);
+				entries += xtcam_rule_entries(ops[i].rule);
+			}
+			if (ops[i].old)
+				entries -= xtcam_rule_entries(ops[i].old);
+		}
+		if (!e && entries > rec.capacity) {
+			xtcam_set_err(err, errlen, "block %s: needs %lld entries, holds %u", block,
+				(long long)entries, rec.capacity);
+			e = -ENOSPC;
+		}
+		goto out;
+	}
+	if (nops)
+		e = apply(c, block, ops, nops, err, errlen);
+out:
+	free(sorted);
+	free(ops);
+	return e;
+}
+
+int xtcam_cmd_rule_flush(struct xtcam_ctx *c, const char *block, char *err, size_t errlen)
+{
+	return xtcam_cmd_rule_load(c, block, NULL, 0, true, false, err, errlen);
+}
+
+/* One rule as `rule show` prints it, with its counters. */
+static json_object *rule_json(struct xtcam_block *b, struct xdp_blk *x,
+			      const struct xtcam_rule *r, const struct timespec *now)
+{
+	struct xtcam_counter cnt = { 0 };
+	json_object *o = json_object_new_object();
+
+	if (x)
+		xtcam_dp_rule_counters(x->dp, r->handle, &cnt);
+	xtcam_hw_rule_stats(b, r->handle, &cnt);
+	json_object_object_add(o, "handle", json_object_new_int64(r->handle));
+	json_object_object_add(o, "prio", json_object_new_int64(r->prio));
+	json_object_object_add(o, "match", xtcam_rule_match_json(r, &b->spec));
+	json_object_object_add(o, "action", xtcam_action_json(&r->action));
+	json_object_object_add(o, "entries", json_object_new_int64(xtcam_rule_entries(r)));
+	json_object_object_add(o, "packets", json_object_new_int64((int64_t)cnt.packets));
+	json_object_object_add(o, "bytes", json_object_new_int64((int64_t)cnt.bytes));
+	if (cnt.last_hit) {
+		__u64 t = (__u64)now->tv_sec * 1000000000ull + (__u64)now->tv_nsec;
+
+		json_object_object_add(o, "last_used",
+				       json_object_new_double(t > cnt.last_hit ?
+					       (double)(t - cnt.last_hit) / 1e9 : 0));
+	} else {
+		json_object_object_add(o, "last_used", NULL);
+	}
+	return o;
+}
+
+struct show_walk {
+	struct xtcam_block *b;
+	struct xdp_blk *x;
+	struct timespec now;
+	int (*fn)(void *arg, json_object *rule);
+	void *arg;
+};
+
+static int show_one(void *arg, const struct xtcam_rule *r)
+{
+	struct show_walk *w = arg;
+	json_object *o = rule_json(w->b, w->x, r, &w->now);
+	int e;
+
+	if (!o)
+		return -ENOMEM;
+	e = w->fn(w->arg, o);
+	json_object_put(o);
+	return e;
+}
+
+int xtcam_cmd_rule_show_each(struct xtcam_ctx *c, const char *block,
+			     int (*fn)(void *arg, json_object *rule), void *arg,
+			     char *err, size_t errlen)
+{
+	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	struct xtcam_block_rec rec;
+	struct show_walk w;
+	int e;
+
+	if (!b) {
+		xtcam_set_err(err, errlen, "block %s: no such block", block);
+		return -ENOENT;
+	}
+	e = xtcam_block_rec(c, block, &rec, err, errlen);
+	if (e)
+		return e;
+	w = (struct show_walk){ b, xtcam_xdp_blk(b), { 0, 0 }, fn, arg };
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &w.now);
+	/* straight from the registry: the core need not hold the rules */
+	e = xtcam_state_rules_walk(c->st, &rec, show_one, &w);
+	if (e < 0)
+		xtcam_set_err(err, errlen, "block %s: cannot read its rules: %s", block,
+			      strerror(-e));
+	return e;
+}
+
+static int array_add(void *arg, json_object *rule)
+{
+	return json_object_array_add(arg, json_object_get(rule)) ? -ENOMEM : 0;
+}
+
+int xtcam_cmd_rule_show(struct xtcam_ctx *c, const char *block, json_object **out,
+			char *err, size_t errlen)
+{
+	json_object *arr = json_object_new_array();
+	int e;
+
+	if (!arr)
+		return -ENOMEM;
+	e = xtcam_cmd_rule_show_each(c, block, array_add, arr, err, errlen);
+	if (e) {
+		json_object_put(arr);
+		return e;
+	}
+	*out = arr;
+	return 0;
+}
+
+int xtcam_cmd_rule_show_handle(struct xtcam_ctx *c, const char *block, __u32 handle,
+			       json_object **out, char *err, size_t errlen)
+{
+	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	struct xtcam_block_rec rec;
+	struct xtcam_rule r;
+	struct timespec now;
+	int e;
+
+	if (!b) {
+		xtcam_set_err(err, errlen, "block %s: no such block", block);
+		return -ENOENT;
+	}
+	e = xtcam_block_rec(c, block, &rec, err, errlen);
+	if (e)
+		return e;
+	e = xtcam_state_rule_get(c->st, &rec, handle, &r);
+	if (e == -ENOENT)
+		xtcam_set_err(err, errlen, "block %s: no rule with handle %u", block, handle);
+	else if (e)
+		xtcam_set_err(err, errlen, "block %s: handle %u: cannot read it: %s", block, handle,
+			      strerror(-e));
+	if (e)
+		return e;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	*out = json_object_new_array();
+	json_object_array_add(*out, rule_json(b, xtcam_xdp_blk(b), &r, &now));
+	return 0;
+}
+
+int xtcam_cmd_counters_reset(struct xtcam_ctx *c, const char *block, char *err, size_t errlen)
+{
+	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	struct xdp_blk *x;
+	int e = 0;
+
+	if (!b) {
+		xtcam_set_err(err, errlen, "block %s: no such block", block);
+		return -ENOENT;
+	}
+	x = xtcam_xdp_blk(b);
+	if (x)
+		e = xtcam_dp_counters_reset(x->dp);
+	if (!e)
+		e = xtcam_hw_counters_reset(b);
+	if (e)
+		xtcam_set_err(err, errlen, "block %s: %s", block, strerror(-e));
+	return e;
+}

@@ -198,11 +198,12 @@ json_object *xtcam_binding_json(const struct xtcam_bind_rec *r)
  * XTCAM_MAX_TARGETS, and the bindings); only when one of them would drop
  * frames are the rules read, to see whether any rule sends frames there.
  */
-static json_object *block_notes(struct xtcam_ctx *c, struct xtcam_block *blk,
+static json_object *block_notes(struct xtcam_ctx *c, const struct xtcam_rview *v,
 				const struct xtcam_block_rec *brec,
 				const struct xtcam_bind_rec *recs, size_t nk)
 {
-	struct xdp_blk *x = xtcam_xdp_blk(blk);
+	struct xtcam_block *blk = v->blk;
+	const char *name = brec->name;
 	json_object *notes = json_object_new_array();
 	char tnote[XTCAM_MAX_TARGETS][XTCAM_MSG_MAX], note[XTCAM_MSG_MAX];
 	struct xtcam_target tg[XTCAM_MAX_TARGETS];
@@ -213,15 +214,15 @@ static json_object *block_notes(struct xtcam_ctx *c, struct xtcam_block *blk,
 	__u32 slot;
 	int tfd;
 
-	if (!x)
+	if (!v->dp)
 		return notes;
 	for (k = 0; k < nk; k++) {
-		if (recs[k].state != XTCAM_BIND_ACTIVE || strcmp(recs[k].block, blk->spec.name))
+		if (recs[k].state != XTCAM_BIND_ACTIVE || strcmp(recs[k].block, name))
 			continue;
 		native |= !strcmp(recs[k].mode, "native");
 		generic |= !strcmp(recs[k].mode, "generic");
 	}
-	tfd = xtcam_dp_map_fd(x->dp, XTCAM_MAP_TARGETS);
+	tfd = xtcam_dp_map_fd(v->dp, XTCAM_MAP_TARGETS);
 	for (slot = 0; native && slot < XTCAM_MAX_TARGETS; slot++) {
 		struct xtcam_target t;
 
@@ -234,18 +235,19 @@ static json_object *block_notes(struct xtcam_ctx *c, struct xtcam_block *blk,
 	}
 	want_cpu = generic;
 	for (k = 0; native && !want_cpu && k < nk; k++)
-		if (recs[k].state == XTCAM_BIND_ACTIVE && !strcmp(recs[k].block, blk->spec.name) &&
+		if (recs[k].state == XTCAM_BIND_ACTIVE && !strcmp(recs[k].block, name) &&
 		    !strcmp(recs[k].mode, "native"))
 			want_cpu = xtcam_cpu_note(recs[k].netns, recs[k].dev, note, sizeof(note)) == 1;
 	if (!ntg && !want_cpu)
 		return notes;
 
 	/* which of them do the rules use? */
-	/* a show loads no block's rules into the core: read them here */
-	n = xtcam_block_rule_count(blk);
-	if (n != brec->nrules && xtcam_state_rules(c->st, brec, false, &rules, &n)) {
+	/* a show loads no block's rules into the core (a reader has no
+	 * core): read them here */
+	n = blk ? xtcam_block_rule_count(blk) : 0;
+	if ((!blk || n != brec->nrules) && xtcam_state_rules(c->st, brec, false, &rules, &n)) {
 		rules = NULL;
-		n = xtcam_block_rule_count(blk);
+		n = blk ? xtcam_block_rule_count(blk) : 0;
 	}
 	for (i = 0; i < n; i++) {
 		const struct xtcam_rule_action *a;
@@ -258,14 +260,14 @@ static json_object *block_notes(struct xtcam_ctx *c, struct xtcam_block *blk,
 			continue;
 		for (k = 0; k < ntg; k++)
 			if (tnote[k][0] && !strcmp(tg[k].dev, a->dev) &&
-			    !strcmp(tg[k].netns, a->netns[0] ? a->netns : x->default_ns)) {
+			    !strcmp(tg[k].netns, a->netns[0] ? a->netns : v->default_ns)) {
 				json_object_array_add(notes, json_object_new_string(tnote[k]));
 				tnote[k][0] = 0;        /* once */
 			}
 	}
 	free(rules);
 	for (k = 0; cpu && k < nk; k++) {
-		if (recs[k].state != XTCAM_BIND_ACTIVE || strcmp(recs[k].block, blk->spec.name))
+		if (recs[k].state != XTCAM_BIND_ACTIVE || strcmp(recs[k].block, name))
 			continue;
 		if (!strcmp(recs[k].mode, "generic")) {
 			snprintf(note, sizeof(note), "action cpu on %s%s%s (generic): frames a generic "
@@ -281,8 +283,9 @@ static json_object *block_notes(struct xtcam_ctx *c, struct xtcam_block *blk,
 	return notes;
 }
 
-int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **out,
-			 char *err, size_t errlen)
+/* One reading of the blocks (name: that one only) into *out. */
+static int block_show_pass(struct xtcam_ctx *c, const char *name, json_object **out,
+			   char *err, size_t errlen)
 {
 	struct xtcam_block_rec *b = NULL;
 	struct xtcam_bind_key *keys = NULL;
@@ -309,27 +312,31 @@ int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **ou
 	arr = json_object_new_array();
 	for (i = 0; i < nb; i++) {
 		json_object *o, *bd;
-		struct xtcam_block *blk;
-		struct xdp_blk *x;
+		struct xtcam_rview v;
 		struct xtcam_counter miss = { 0 };
-		struct xtcam_block_spec spec;
 
 		if (name && strcmp(b[i].name, name))
 			continue;
-		xtcam_spec_of(&b[i], &spec);
-		o = xtcam_block_spec_json(&spec);
+		e = xtcam_rview_get(c, &b[i], recs, nk, &v);
+		if (e) {
+			if (e == -EAGAIN)
+				err[0] = 0;     /* to be asked with the lock */
+			else
+				xtcam_set_err(err, errlen, "block %s: its data path: %s", b[i].name,
+					      strerror(-e));
+			break;
+		}
+		o = xtcam_block_spec_json(&v.spec);
 		json_object_object_add(o, "rules", json_object_new_int64(b[i].nrules));
 		json_object_object_add(o, "entries", json_object_new_int64(b[i].nentries));
-		blk = xtcam_block_find(c->core, b[i].name);
-		x = blk ? xtcam_xdp_blk(blk) : NULL;
-		if (x)
-			xtcam_dp_stat(x->dp, XTCAM_STAT_MISS, &miss);
+		if (v.dp)
+			xtcam_dp_stat(v.dp, XTCAM_STAT_MISS, &miss);
 		json_object_object_add(o, "misses", json_object_new_int64((int64_t)miss.packets));
 		json_object_object_add(o, "miss_bytes", json_object_new_int64((int64_t)miss.bytes));
-		if (x) {
+		if (v.dp) {
 			struct xtcam_dp_info info;
 
-			if (!xtcam_dp_info(x->dp, &info, false))
+			if (!xtcam_dp_info(v.dp, &info, false))
 				json_object_object_add(o, "tuples", json_object_new_int64(info.ntuples));
 		}
 		bd = json_object_new_array();
@@ -337,19 +344,54 @@ int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **ou
 			if (recs[j].state == XTCAM_BIND_ACTIVE && !strcmp(recs[j].block, b[i].name))
 				json_object_array_add(bd, xtcam_binding_json(&recs[j]));
 		json_object_object_add(o, "bindings", bd);
-		if (blk) {
-			json_object *notes = block_notes(c, blk, &b[i], recs, nk);
+		if (v.dp) {
+			json_object *notes = block_notes(c, &v, &b[i], recs, nk);
 
 			if (json_object_array_length(notes))
 				json_object_object_add(o, "notes", notes);
 			else
 				json_object_put(notes);
 		}
+		xtcam_rview_put(&v);
 		json_object_array_add(arr, o);
 	}
 	free(b);
 	free(keys);
 	free(recs);
+	if (e) {
+		json_object_put(arr);
+		return e;
+	}
 	*out = arr;
 	return 0;
+}
+
+int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **out,
+			 char *err, size_t errlen)
+{
+	int e = 0, pass;
+
+	if (!(c->flags & XTCAM_OPEN_READ))
+		return block_show_pass(c, name, out, err, errlen);
+	/* without the lock: read again while a writer commits meanwhile */
+	for (pass = 0; pass < XTCAM_READ_PASSES; pass++) {
+		char *s0 = NULL, *s1 = NULL;
+		size_t l0 = 0, l1 = 0;
+		bool same;
+
+		e = xtcam_read_sig(c, &s0, &l0);
+		if (!e)
+			e = block_show_pass(c, name, out, err, errlen);
+		if (!e && (e = xtcam_read_sig(c, &s1, &l1)))
+			json_object_put(*out);
+		same = !e && l0 == l1 && !memcmp(s0, s1, l0);
+		free(s0);
+		free(s1);
+		if (e || same)
+			return e;
+		json_object_put(*out);
+	}
+	xtcam_set_err(err, errlen, "a writer committed during each of %d reads: try again",
+		      XTCAM_READ_PASSES);
+	return -EAGAIN;
 }

@@ -424,18 +424,19 @@ int xtcam_cmd_rule_flush(struct xtcam_ctx *c, const char *block, char *err, size
 }
 
 /* One rule as `rule show` prints it, with its counters. */
-static json_object *rule_json(struct xtcam_block *b, struct xdp_blk *x,
-			      const struct xtcam_rule *r, const struct timespec *now)
+static json_object *rule_json(const struct xtcam_rview *v, const struct xtcam_rule *r,
+			      const struct timespec *now)
 {
 	struct xtcam_counter cnt = { 0 };
 	json_object *o = json_object_new_object();
 
-	if (x)
-		xtcam_dp_rule_counters(x->dp, r->handle, &cnt);
-	xtcam_hw_rule_stats(b, r->handle, &cnt);
+	if (v->dp)
+		xtcam_dp_rule_counters(v->dp, r->handle, &cnt);
+	if (v->blk)
+		xtcam_hw_rule_stats(v->blk, r->handle, &cnt);
 	json_object_object_add(o, "handle", json_object_new_int64(r->handle));
 	json_object_object_add(o, "prio", json_object_new_int64(r->prio));
-	json_object_object_add(o, "match", xtcam_rule_match_json(r, &b->spec));
+	json_object_object_add(o, "match", xtcam_rule_match_json(r, &v->spec));
 	json_object_object_add(o, "action", xtcam_action_json(&r->action));
 	json_object_object_add(o, "entries", json_object_new_int64(xtcam_rule_entries(r)));
 	json_object_object_add(o, "packets", json_object_new_int64((int64_t)cnt.packets));
@@ -452,10 +453,15 @@ static json_object *rule_json(struct xtcam_block *b, struct xdp_blk *x,
 	return o;
 }
 
+/* a reader checks every so many rules whether a writer committed */
+#define SHOW_CHECK 256
+
 struct show_walk {
-	struct xtcam_block *b;
-	struct xdp_blk *x;
+	struct xtcam_ctx *c;
+	const struct xtcam_block_rec *rec;
+	const struct xtcam_rview *v;
 	struct timespec now;
+	size_t n;
 	int (*fn)(void *arg, json_object *rule);
 	void *arg;
 };
@@ -463,13 +469,31 @@ struct show_walk {
 static int show_one(void *arg, const struct xtcam_rule *r)
 {
 	struct show_walk *w = arg;
-	json_object *o = rule_json(w->b, w->x, r, &w->now);
+	json_object *o = rule_json(w->v, r, &w->now);
 	int e;
 
 	if (!o)
 		return -ENOMEM;
 	e = w->fn(w->arg, o);
 	json_object_put(o);
+	/* without the lock: a commit meanwhile makes what was read a mix of
+	 * two states (the generation read is being caught up): start over */
+	if (!e && (w->c->flags & XTCAM_OPEN_READ) && !(++w->n % SHOW_CHECK))
+		e = xtcam_state_block_moved(w->c->st, w->rec);
+	return e;
+}
+
+/* the error of a reader's last pass */
+static int read_err(const char *block, int e, char *err, size_t errlen)
+{
+	if (e == -EAGAIN)
+		xtcam_set_err(err, errlen, "block %s: a writer committed during each of %d reads "
+			      "of it: try again", block, XTCAM_READ_PASSES);
+	else if (e == -ENOENT)
+		xtcam_set_err(err, errlen, "block %s: no such block", block);
+	else if (e < 0)
+		xtcam_set_err(err, errlen, "block %s: cannot read its rules: %s", block,
+			      strerror(-e));
 	return e;
 }
 
@@ -477,30 +501,47 @@ int xtcam_cmd_rule_show_each(struct xtcam_ctx *c, const char *block,
 			     int (*fn)(void *arg, json_object *rule), void *arg,
 			     char *err, size_t errlen)
 {
-	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	bool ro = c->flags & XTCAM_OPEN_READ;
 	struct xtcam_block_rec rec;
+	struct xtcam_rview v;
 	struct show_walk w;
-	int e;
+	int e = 0, pass;
 
-	if (!b) {
-		xtcam_set_err(err, errlen, "block %s: no such block", block);
-		return -ENOENT;
+	for (pass = 0; pass < (ro ? XTCAM_READ_PASSES : 1); pass++) {
+		if (pass && (e = fn(arg, NULL)))
+			return e;               /* the caller's: what it got is void */
+		e = xtcam_block_rec(c, block, &rec, err, errlen);
+		if (e)
+			return e;
+		e = xtcam_rview_get(c, &rec, NULL, 0, &v);
+		if (e == -EAGAIN) {
+			err[0] = 0;             /* to be asked with the lock */
+			return e;
+		}
+		if (e) {
+			xtcam_set_err(err, errlen, "block %s: its data path: %s", block,
+				      strerror(-e));
+			return e;
+		}
+		w = (struct show_walk){ c, &rec, &v, { 0, 0 }, 0, fn, arg };
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &w.now);
+		/* straight from the registry: the core need not hold the rules */
+		e = xtcam_state_rules_walk(c->st, &rec, show_one, &w);
+		if (!e && ro)
+			e = xtcam_state_block_moved(c->st, &rec);
+		xtcam_rview_put(&v);
+		if (e != -EAGAIN)
+			break;
 	}
-	e = xtcam_block_rec(c, block, &rec, err, errlen);
-	if (e)
-		return e;
-	w = (struct show_walk){ b, xtcam_xdp_blk(b), { 0, 0 }, fn, arg };
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &w.now);
-	/* straight from the registry: the core need not hold the rules */
-	e = xtcam_state_rules_walk(c->st, &rec, show_one, &w);
-	if (e < 0)
-		xtcam_set_err(err, errlen, "block %s: cannot read its rules: %s", block,
-			      strerror(-e));
-	return e;
+	return read_err(block, e, err, errlen);
 }
 
 static int array_add(void *arg, json_object *rule)
 {
+	if (!rule) {                    /* start over */
+		json_object_array_del_idx(arg, 0, json_object_array_length(arg));
+		return 0;
+	}
 	return json_object_array_add(arg, json_object_get(rule)) ? -ENOMEM : 0;
 }
 
@@ -524,30 +565,46 @@ int xtcam_cmd_rule_show(struct xtcam_ctx *c, const char *block, json_object **ou
 int xtcam_cmd_rule_show_handle(struct xtcam_ctx *c, const char *block, __u32 handle,
 			       json_object **out, char *err, size_t errlen)
 {
-	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	bool ro = c->flags & XTCAM_OPEN_READ;
 	struct xtcam_block_rec rec;
+	struct xtcam_rview v;
 	struct xtcam_rule r;
 	struct timespec now;
-	int e;
+	int e = 0, pass;
 
-	if (!b) {
-		xtcam_set_err(err, errlen, "block %s: no such block", block);
-		return -ENOENT;
+	for (pass = 0; pass < (ro ? XTCAM_READ_PASSES : 1); pass++) {
+		e = xtcam_block_rec(c, block, &rec, err, errlen);
+		if (e)
+			return e;
+		e = xtcam_state_rule_get(c->st, &rec, handle, &r);
+		/* without the lock: of the state committed before and after */
+		if ((!e || e == -ENOENT) && ro) {
+			int m = xtcam_state_block_moved(c->st, &rec);
+
+			e = m ? m : e;
+		}
+		if (e != -EAGAIN)
+			break;
 	}
-	e = xtcam_block_rec(c, block, &rec, err, errlen);
-	if (e)
-		return e;
-	e = xtcam_state_rule_get(c->st, &rec, handle, &r);
 	if (e == -ENOENT)
 		xtcam_set_err(err, errlen, "block %s: no rule with handle %u", block, handle);
 	else if (e)
-		xtcam_set_err(err, errlen, "block %s: handle %u: cannot read it: %s", block, handle,
-			      strerror(-e));
+		read_err(block, e, err, errlen);
 	if (e)
 		return e;
+	e = xtcam_rview_get(c, &rec, NULL, 0, &v);
+	if (e == -EAGAIN) {
+		err[0] = 0;                     /* to be asked with the lock */
+		return e;
+	}
+	if (e) {
+		xtcam_set_err(err, errlen, "block %s: its data path: %s", block, strerror(-e));
+		return e;
+	}
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
 	*out = json_object_new_array();
-	json_object_array_add(*out, rule_json(b, xtcam_xdp_blk(b), &r, &now));
+	json_object_array_add(*out, rule_json(&v, &r, &now));
+	xtcam_rview_put(&v);
 	return 0;
 }
 

@@ -225,6 +225,7 @@ void xtcam_state_close(struct xtcam_state *st)
 		close(st->fd_bindings);
 	if (st->lock_fd >= 0)
 		close(st->lock_fd);   /* releases the lock */
+	free(st->hidden);
 	free(st);
 }
 
@@ -687,6 +688,15 @@ static int state_open(struct xtcam_state **out, bool create, bool lock, char *er
 			goto fail;
 		}
 	}
+	/* a reader leaves out the blocks of a restore that has not committed */
+	if (st->ro && st->fd_blocks >= 0) {
+		e = xtcam_state_restoring(st);
+		if (e) {
+			xtcam_set_err(err, errlen, "registry %s: %s: %s", st->root,
+				      XTCAM_RESTORE_MARKER, strerror(-e));
+			goto fail;
+		}
+	}
 	/* else no registry, and not asked to make one: an empty registry that
 	 * is not there (every fd -1): it reads as no blocks and no bindings,
 	 * and a command that does not create one changes nothing */
@@ -786,6 +796,8 @@ static int block_lookup(struct xtcam_state *st, const struct xtcam_block_key *k,
 		return -errno;
 	if (!st->ro)
 		return 0;
+	if (xtcam_state_hidden(st, k->name))
+		return -ENOENT;
 	for (i = 0; i < 1000; i++) {
 		if (bpf_map_lookup_elem(st->fd_blocks, k, &again))
 			return -errno;
@@ -835,6 +847,48 @@ int xtcam_state_block_get(struct xtcam_state *st, const char *name,
 		return -ENOENT;     /* no registry: no block */
 	block_key(name, &k);
 	return block_lookup(st, &k, rec);
+}
+
+bool xtcam_state_hidden(const struct xtcam_state *st, const char *block)
+{
+	size_t i;
+
+	for (i = 0; i < st->nhidden; i++)
+		if (!strncmp(st->hidden[i], block, XTCAM_STATE_NAME))
+			return true;
+	return false;
+}
+
+int xtcam_state_restoring(struct xtcam_state *st)
+{
+	char path[PATH_MAX], key[XTCAM_STATE_NAME];
+	LIBBPF_OPTS(bpf_obj_get_opts, o, .file_flags = BPF_F_RDONLY);
+	size_t cap = 0;
+	int fd, e;
+
+	st->nhidden = 0;
+	if ((e = pin_path(st, XTCAM_RESTORE_MARKER, path, sizeof(path))))
+		return e;
+	fd = bpf_obj_get_opts(path, &o);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	for (e = bpf_map_get_next_key(fd, NULL, key); !e; e = bpf_map_get_next_key(fd, key, key)) {
+		if (st->nhidden == cap) {
+			void *p;
+
+			cap = cap ? 2 * cap : 16;
+			p = realloc(st->hidden, cap * sizeof(*st->hidden));
+			if (!p) {
+				close(fd);
+				return -ENOMEM;
+			}
+			st->hidden = p;
+		}
+		memcpy(st->hidden[st->nhidden++], key, sizeof(key));
+	}
+	e = errno == ENOENT ? 0 : -errno;
+	close(fd);
+	return e;
 }
 
 int xtcam_state_block_moved(struct xtcam_state *st, const struct xtcam_block_rec *rec)
@@ -1132,6 +1186,7 @@ int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *
 		e = xtcam_state_block_put(st, &dying);
 		if (e)
 			return e;
+		xtcam_crash_point("dying");
 	}
 	e = gen_clear(st, rec->id, !rec->rgen, true);
 

@@ -32,6 +32,10 @@ struct xtcam_state {
 	int fd_ranks;            /* both generations' rank index (ranks) */
 	int lock_fd;
 	bool ro;                 /* opened by xtcam_state_open_ro() */
+	/* a reader: the blocks a restore under way (or cut short) is making,
+	 * not committed, so read as not there (xtcam_state_restoring) */
+	char (*hidden)[XTCAM_STATE_NAME];
+	size_t nhidden;
 };
 
 /* xtcam_block_rec.dirty of a block being deleted: its record is the first
@@ -67,6 +71,12 @@ int xtcam_state_blocks(struct xtcam_state *st, struct xtcam_block_rec **out, siz
 int xtcam_state_block_get(struct xtcam_state *st, const char *name,
 			  struct xtcam_block_rec *rec);
 int xtcam_state_block_put(struct xtcam_state *st, const struct xtcam_block_rec *rec);
+/* A reader: read again which blocks a restore under way (or cut short)
+ * is making (the restore marker, see restore.c); from then on they read
+ * as not there, and their bindings are the caller's to leave out
+ * (xtcam_state_hidden).  0 or -errno. */
+int xtcam_state_restoring(struct xtcam_state *st);
+bool xtcam_state_hidden(const struct xtcam_state *st, const char *block);
 /* After reading rules of the committed state `rec` (read before them):
  * 0 if that state is still the block's committed one, so that what was
  * read is of it (a generation is written only after a commit has made

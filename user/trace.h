@@ -22,7 +22,9 @@ void xtcam_trace_mark(const char *phase);
  * order: stage (registry staged), deliver (data paths changed), flip
  * (committed, the other generation not yet caught up), commit (done);
  * and, inside a single change the data path publishes in place, publish
- * (the active generation written, the data path's own state not yet).
+ * (the active generation written, the data path's own state not yet);
+ * and dying: a block del past its commit (the record marked), its rules
+ * not yet removed.
  * XTCAM_STOP_AT=NAME: the process stops itself there (SIGSTOP), holding
  * the lock, until it gets SIGCONT: for the tests of readers. */
 void xtcam_crash_point(const char *name);

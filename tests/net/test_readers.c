@@ -469,8 +469,8 @@ static bool after_kill(const char *block, unsigned int handle, size_t n_old, siz
 	cr_assert_eq(t_json_ll(o, "0.rules"), (long long)n, "the record agrees: %s", o);
 	free(o);
 	/* a writer: repairs what the kill left, and works */
-	XT_OK("rule add %s prio 1 handle 999 eth_type ipv6 action pass", block);
-	XT_OK("rule del %s handle 999", block);
+	XT_OK("rule add %s prio 1 handle 99999 eth_type ipv6 action pass", block);
+	XT_OK("rule del %s handle 99999", block);
 	snprintf(dir, sizeof(dir), "/sys/fs/bpf/%s/%s/xdp", inst, block);
 	cr_assert_eq(xtcam_dp_open_pinned(dir, &dp), 0, "the data path opens");
 	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), 0, "the data path is sound: %s", err);
@@ -534,6 +534,8 @@ Test(cli_readers, kill9_at_random_moments_of_a_single_change_and_of_a_load, .tim
 		fprintf(f, "prio 5 handle %d dst_ip 10.%d.%d.%d action pass\n", 100 + i, i >> 16,
 			(i >> 8) & 255, i & 255);
 	fclose(f);
+	t_name(ns, sizeof(ns), "km");
+	cr_assert_eq(t_netns_add(ns), 0);
 	XT_OK("block add l capacity 30000");
 	XT_OK("rule add l prio 10 handle 1 eth_type ipv4 action drop");
 	XT_OK("bind l dev lo netns %s mode generic", ns);
@@ -553,5 +555,51 @@ Test(cli_readers, kill9_at_random_moments_of_a_single_change_and_of_a_load, .tim
 	}
 	cr_log_info("kill -9 during a load: %d of %d rounds after its commit", news, rounds / 4);
 	unlink(file);
+	unlink(log);
+}
+
+/* --- a block del cut short ---------------------------------------------- */
+
+Test(cli_readers, block_del_is_gone_for_readers_from_its_commit, .timeout = 120)
+{
+	char log[64], *o = NULL;
+	int i, rc;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "/tmp/xtcam-rd-%d.log", (int)getpid());
+	XT_OK("block add keep");
+	XT_OK("block add d");
+	for (i = 1; i <= 50; i++)
+		XT_OK("rule add d prio %d handle %d eth_type ipv4 action drop", i, i);
+	/* stopped after it marked the block, before it emptied anything */
+	pid = spawn(log, "env XTCAM_STOP_AT=dying %s block del d", bin());
+	cr_assert(stopped(pid), "block del stops at dying");
+	rc = reader(&o, "-j block show");
+	cr_assert_eq(rc, 0, "block show: exit %d: %s", rc, o);
+	cr_assert_eq(t_json_ll(o, "#"), 1, "only the block kept: %s", o);
+	free(o);
+	rc = reader(&o, "rule show d");
+	cr_assert_eq(rc, 1, "rule show of the block being deleted: %s", o);
+	cr_assert(strstr(o, "block d: no such block"), "%s", o);
+	free(o);
+	rc = reader(&o, "save");
+	cr_assert_eq(rc, 0, "save: %s", o);
+	cr_assert(strstr(o, "block add keep") && !strstr(o, "block add d ") && !strstr(o, "add d "),
+		  "save: %s", o);
+	free(o);
+	/* killed there: the next writer finishes the delete */
+	kill(pid, SIGKILL);
+	reap(pid, log);
+	XT_OK("block add other");
+	rc = t_xtcam(&o, "-j block show");
+	cr_assert_eq(rc, 0, "%s", o);
+	cr_assert_eq(t_json_ll(o, "#"), 2, "keep and other: %s", o);
+	free(o);
+	XT_OK("block add d");
+	rc = t_xtcam(&o, "-j rule show d");
+	cr_assert_eq(rc, 0, "%s", o);
+	cr_assert_eq(t_json_ll(o, "#"), 0, "the new block d has none of the old one's rules: %s", o);
+	free(o);
+	XT_OK("rule add d prio 1 action pass");
 	unlink(log);
 }

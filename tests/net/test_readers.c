@@ -427,6 +427,7 @@ Test(cli_readers, save_during_single_changes_equals_a_committed_state, .timeout 
 		free(o);
 		if (last)
 			break;
+		usleep(2000);           /* the writer gets the CPU too */
 	}
 	cr_assert(WIFEXITED(st) && !WEXITSTATUS(st), "the writer's changes all succeed");
 	cr_assert_neq(t_sh(&o, "grep -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' %s", log), 0,
@@ -601,5 +602,48 @@ Test(cli_readers, block_del_is_gone_for_readers_from_its_commit, .timeout = 120)
 	cr_assert_eq(t_json_ll(o, "#"), 0, "the new block d has none of the old one's rules: %s", o);
 	free(o);
 	XT_OK("rule add d prio 1 action pass");
+	unlink(log);
+}
+
+/* --- a restore stopped half way ---------------------------------------- */
+
+Test(cli_readers, readers_leave_out_a_restore_not_committed, .timeout = 120)
+{
+	char log[64], file[64], *o = NULL;
+	int rc;
+	FILE *f;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "/tmp/xtcam-rd-%d.log", (int)getpid());
+	snprintf(file, sizeof(file), "/tmp/xtcam-rd-%d.restore", (int)getpid());
+	XT_OK("block add there");
+	XT_OK("rule add there prio 1 handle 1 eth_type ipv4 action drop");
+	f = fopen(file, "w");
+	cr_assert(f);
+	fprintf(f, "block add r1\nrule add r1 prio 1 handle 1 eth_type ipv6 action pass\n"
+		"block add r2\nrule add r2 prio 2 handle 2 eth_type ipv4 action drop\n");
+	fclose(f);
+	/* stopped after its first block's rules committed: r1 made, r2 not */
+	pid = spawn(log, "env XTCAM_STOP_AT=commit %s restore %s", bin(), file);
+	cr_assert(stopped(pid), "the restore stops at its first commit");
+	rc = reader(&o, "save");
+	cr_assert_eq(rc, 0, "save while a restore is under way: exit %d: %s", rc, o);
+	cr_assert(strstr(o, "block add there") && !strstr(o, "r1"), "the committed state: %s", o);
+	free(o);
+	rc = reader(&o, "-j block show");
+	cr_assert_eq(rc, 0, "block show: exit %d: %s", rc, o);
+	cr_assert_eq(t_json_ll(o, "#"), 1, "only the committed block: %s", o);
+	free(o);
+	rc = reader(&o, "rule show r1");
+	cr_assert_eq(rc, 1, "rule show of a block the restore is making: %s", o);
+	cr_assert(strstr(o, "block r1: no such block"), "%s", o);
+	free(o);
+	kill(pid, SIGCONT);
+	cr_assert_eq(reap(pid, log), 0, "the restore, let go, finishes");
+	rc = reader(&o, "-j block show");
+	cr_assert_eq(rc, 0, "%s", o);
+	cr_assert_eq(t_json_ll(o, "#"), 3, "committed: all of it: %s", o);
+	free(o);
+	unlink(file);
 	unlink(log);
 }

@@ -623,6 +623,7 @@ static int show_rules(struct xtcam_ctx *c, const char *block)
 			return fail(e, "rule show: a temporary file: %s", strerror(-e));
 		}
 		show_begin(&s);
+		xtcam_unlock(c);        /* (with the lock: held to open the block only) */
 		e = xtcam_cmd_rule_show_each(c, block, print_one_rule, &s, err, sizeof(err));
 		if (!e && json_out)
 			xtcam_jstream_end(&s.js);

@@ -76,13 +76,17 @@ int xtcam_read_sig(struct xtcam_ctx *c, char **sig, size_t *len)
 	if (!e)
 		e = xtcam_state_bindings(c->st, &keys, &recs, &nk);
 	if (!e) {
-		qsort(recs, nk, sizeof(*recs), cmp_binding);
+		if (nk)
+			qsort(recs, nk, sizeof(*recs), cmp_binding);
 		fwrite(&nb, sizeof(nb), 1, f);
-		fwrite(b, sizeof(*b), nb, f);
+		if (nb)
+			fwrite(b, sizeof(*b), nb, f);
 		fwrite(&nk, sizeof(nk), 1, f);
-		fwrite(recs, sizeof(*recs), nk, f);
+		if (nk)
+			fwrite(recs, sizeof(*recs), nk, f);
 		fwrite(&c->st->nhidden, sizeof(c->st->nhidden), 1, f);
-		fwrite(c->st->hidden, sizeof(*c->st->hidden), c->st->nhidden, f);
+		if (c->st->nhidden)
+			fwrite(c->st->hidden, sizeof(*c->st->hidden), c->st->nhidden, f);
 	}
 	if (fclose(f) && !e)
 		e = -ENOMEM;

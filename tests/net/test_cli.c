@@ -18,7 +18,7 @@
 #include <bpf/bpf.h>
 #include "xtcam/state.h"
 #include "xtcam/rule.h"
-#include "tnet.h"
+#include "tcli.h"
 
 static char inst[32];
 
@@ -41,9 +41,6 @@ static void teardown(void)
 }
 
 TestSuite(cli, .init = setup, .fini = teardown);
-
-#define XT_OK(...) do { char *o_ = NULL; int rc_ = t_xtcam(&o_, __VA_ARGS__); \
-	cr_assert_eq(rc_, 0, "xtcam %s: exit %d: %s", #__VA_ARGS__, rc_, o_); free(o_); } while (0)
 
 /* the whole configuration, without the date line */
 static char *snapshot(void)

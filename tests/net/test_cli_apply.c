@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "tlib.h"
-#include "tnet.h"
+#include "tcli.h"
 
 static char inst[32], file[96], file2[96];
 
@@ -35,9 +35,6 @@ static void teardown(void)
 }
 
 TestSuite(cli_apply, .init = setup, .fini = teardown, .timeout = 300);
-
-#define XT_OK(...) do { char *o_ = NULL; int rc_ = t_xtcam(&o_, __VA_ARGS__); \
-	cr_assert_eq(rc_, 0, "xtcam %s: exit %d: %s", #__VA_ARGS__, rc_, o_); free(o_); } while (0)
 
 /* what save writes, without its date line */
 static char *saved(void)

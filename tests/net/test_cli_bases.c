@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "tnet.h"
+#include "tcli.h"
 
 static char inst[32];
 
@@ -33,18 +33,6 @@ static void teardown(void)
 }
 
 TestSuite(bases_cli, .init = setup, .fini = teardown, .timeout = 300);
-
-#define XT_OK(...) do { char *o_ = NULL; int rc_ = t_xtcam(&o_, __VA_ARGS__); \
-	cr_assert_eq(rc_, 0, "xtcam %s: exit %d: %s", #__VA_ARGS__, rc_, o_); free(o_); } while (0)
-
-/* send n copies of a frame from b and count what reaches a */
-static int through(const struct t_pair *p, const struct pkt_spec *s, uint32_t marker, int n)
-{
-	int got = t_through(p, s, marker, n);
-
-	cr_assert_geq(got, 0, "frames not made, sent or counted");
-	return got;
-}
 
 Test(bases_cli, flower_numbers_shown_and_applied)
 {

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#include "tnet.h"
+#include "tcli.h"
 
 #define BUS "/sys/bus/netdevsim"
 #define DBG "/sys/kernel/debug/netdevsim"
@@ -63,11 +63,6 @@ static void teardown(void)
 }
 
 TestSuite(hwoffload, .init = setup, .fini = teardown);
-
-#define XT_OK(...) do { char *o_ = NULL; int rc_ = t_xtcam(&o_, __VA_ARGS__); \
-	cr_assert_eq(rc_, 0, "xtcam %s: exit %d: %s", #__VA_ARGS__, rc_, o_); free(o_); } while (0)
-#define SH_OK(...) do { char *o_ = NULL; int rc_ = t_sh(&o_, __VA_ARGS__); \
-	cr_assert_eq(rc_, 0, "%s: exit %d: %s", #__VA_ARGS__, rc_, o_); free(o_); } while (0)
 
 /* A netdevsim device with nports ports, up; their names in port order.
  * Returns its id. */

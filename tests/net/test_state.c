@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "tnet.h"
+#include "tcli.h"
 
 static char inst[32], dir[PATH_MAX], other[PATH_MAX];
 static int holder;              /* a process holding the lock, if any */
@@ -45,9 +45,6 @@ static void teardown(void)
 }
 
 TestSuite(state, .init = setup, .fini = teardown);
-
-#define XT_OK(...) do { char *o_ = NULL; int rc_ = t_xtcam(&o_, __VA_ARGS__); \
-	cr_assert_eq(rc_, 0, "xtcam %s: exit %d: %s", #__VA_ARGS__, rc_, o_); free(o_); } while (0)
 
 /* a folder holding pins that are not xtcam's: a map, and a directory with
  * a map in it (the shape of libxdp's dispatch-IFINDEX-ID folders) */

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <sys/wait.h>
 #include <json-c/json.h>
-#include "tnet.h"
+#include "tcli.h"
 #include "xtcam/loader.h"
 #include "xtcam/syntax.h"
 
@@ -50,18 +50,6 @@ static void teardown(void)
 }
 
 TestSuite(traffic, .init = setup, .fini = teardown, .timeout = 300);
-
-#define XT_OK(...) do { char *o_ = NULL; int rc_ = t_xtcam(&o_, __VA_ARGS__); \
-	cr_assert_eq(rc_, 0, "xtcam %s: exit %d: %s", #__VA_ARGS__, rc_, o_); free(o_); } while (0)
-
-/* send n copies of a frame from b and count what reaches a */
-static int through(const struct t_pair *p, const struct pkt_spec *s, uint32_t marker, int n)
-{
-	int got = t_through(p, s, marker, n);
-
-	cr_assert_geq(got, 0, "frames not made, sent or counted");
-	return got;
-}
 
 static long long rule_packets(const char *block, unsigned int handle)
 {

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "xtcam/dp.h"
+#include "tcli.h"
 #include "tnet.h"
 
 static char inst[32];
@@ -46,9 +47,6 @@ static void teardown(void)
 }
 
 TestSuite(cli_readers, .init = setup, .fini = teardown);
-
-#define XT_OK(...) do { char *o_ = NULL; int rc_ = t_xtcam(&o_, __VA_ARGS__); \
-	cr_assert_eq(rc_, 0, "xtcam %s: exit %d: %s", #__VA_ARGS__, rc_, o_); free(o_); } while (0)
 
 static const char *bin(void)
 {

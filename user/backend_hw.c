@@ -957,10 +957,13 @@ static int hw_setup(struct flow_block_offload *f, struct xtcam_dev *dev, void *p
 
 /* --- counters, reconcile, leftovers ------------------------------------- */
 
-static int hw_rule_stats(struct xtcam_block *b, __u32 handle, struct xtcam_counter *sum)
+static int hw_rule_stats(const struct xtcam_rview *v, __u32 handle, struct xtcam_counter *sum)
 {
+	struct xtcam_block *b = v->blk;
 	struct flow_block_cb *cb;
 
+	if (!b)
+		return 0;       /* a reader without the lock: not bound here */
 	list_for_each_entry(cb, &b->cb_list, list) {
 		struct hw_dev *h = cb->cb_priv;
 		__u32 i;

@@ -575,27 +575,36 @@ static void counter_add(struct xtcam_counter *sum, const struct xtcam_counter *c
 		sum->last_hit = c->last_hit;
 }
 
-static int xdp_rule_counters(struct xtcam_block *b, __u32 handle, struct xtcam_counter *sum)
+static void xdp_view(struct xtcam_block *b, struct xtcam_rview *v)
 {
 	struct xdp_blk *x = xdp_blk(b);
+
+	if (!x)
+		return;
+	v->dp = x->dp;
+	snprintf(v->default_ns, sizeof(v->default_ns), "%s", x->default_ns);
+}
+
+static int xdp_rule_counters(const struct xtcam_rview *v, __u32 handle,
+			     struct xtcam_counter *sum)
+{
 	struct xtcam_counter c;
 
-	if (!x || xtcam_dp_rule_counters(x->dp, handle, &c))
+	if (!v->dp || xtcam_dp_rule_counters(v->dp, handle, &c))
 		return 0;
 	counter_add(sum, &c);
 	return 0;
 }
 
-static int xdp_counters_snapshot(struct xtcam_block *b, void **snap)
+static int xdp_counters_snapshot(const struct xtcam_rview *v, void **snap)
 {
-	struct xdp_blk *x = xdp_blk(b);
 	struct xtcam_dp_counters *t = NULL;
 	int e;
 
 	*snap = NULL;
-	if (!x)
+	if (!v->dp)
 		return 0;
-	e = xtcam_dp_counters_read(x->dp, &t);
+	e = xtcam_dp_counters_read(v->dp, &t);
 	if (!e)
 		*snap = t;
 	return e;
@@ -621,19 +630,18 @@ static int xdp_counters_reset(struct xtcam_block *b)
 	return x ? xtcam_dp_counters_reset(x->dp) : 0;
 }
 
-static void xdp_block_stats(struct xtcam_block *b, struct xtcam_block_stats *s)
+static void xdp_block_stats(const struct xtcam_rview *v, struct xtcam_block_stats *s)
 {
-	struct xdp_blk *x = xdp_blk(b);
 	struct xtcam_counter miss;
 	struct xtcam_dp_info info;
 
-	if (!x)
+	if (!v->dp)
 		return;
-	if (!xtcam_dp_stat(x->dp, XTCAM_STAT_MISS, &miss)) {
+	if (!xtcam_dp_stat(v->dp, XTCAM_STAT_MISS, &miss)) {
 		s->miss.packets += miss.packets;
 		s->miss.bytes += miss.bytes;
 	}
-	if (!xtcam_dp_info(x->dp, &info, false))
+	if (!xtcam_dp_info(v->dp, &info, false))
 		s->tuples = (s->tuples < 0 ? 0 : s->tuples) + info.ntuples;
 }
 
@@ -646,11 +654,12 @@ static void xdp_block_stats(struct xtcam_block *b, struct xtcam_block_stats *s)
  * XTCAM_MAX_TARGETS, and the bindings); only when one of them would drop
  * frames are the rules read, to see whether any rule sends frames there.
  */
-static void xdp_notes(struct xtcam_ctx *c, struct xtcam_block *blk,
+static void xdp_notes(struct xtcam_ctx *c, const struct xtcam_rview *v,
 		      const struct xtcam_block_rec *brec, const struct xtcam_bind_rec *recs,
 		      size_t nk, json_object *notes)
 {
-	struct xdp_blk *x = xdp_blk(blk);
+	struct xtcam_block *blk = v->blk;
+	const char *name = brec->name;
 	char tnote[XTCAM_MAX_TARGETS][XTCAM_MSG_MAX], note[XTCAM_MSG_MAX];
 	struct xtcam_target tg[XTCAM_MAX_TARGETS];
 	const struct xtcam_rule *core_rules = NULL;
@@ -660,15 +669,15 @@ static void xdp_notes(struct xtcam_ctx *c, struct xtcam_block *blk,
 	__u32 slot;
 	int tfd;
 
-	if (!x)
+	if (!v->dp)
 		return;
 	for (k = 0; k < nk; k++) {
-		if (recs[k].state != XTCAM_BIND_ACTIVE || strcmp(recs[k].block, blk->spec.name))
+		if (recs[k].state != XTCAM_BIND_ACTIVE || strcmp(recs[k].block, name))
 			continue;
 		native |= !strcmp(recs[k].mode, "native");
 		generic |= !strcmp(recs[k].mode, "generic");
 	}
-	tfd = xtcam_dp_map_fd(x->dp, XTCAM_MAP_TARGETS);
+	tfd = xtcam_dp_map_fd(v->dp, XTCAM_MAP_TARGETS);
 	for (slot = 0; native && slot < XTCAM_MAX_TARGETS; slot++) {
 		struct xtcam_target t;
 
@@ -681,18 +690,19 @@ static void xdp_notes(struct xtcam_ctx *c, struct xtcam_block *blk,
 	}
 	want_cpu = generic;
 	for (k = 0; native && !want_cpu && k < nk; k++)
-		if (recs[k].state == XTCAM_BIND_ACTIVE && !strcmp(recs[k].block, blk->spec.name) &&
+		if (recs[k].state == XTCAM_BIND_ACTIVE && !strcmp(recs[k].block, name) &&
 		    !strcmp(recs[k].mode, "native"))
 			want_cpu = xtcam_cpu_note(recs[k].netns, recs[k].dev, note, sizeof(note)) == 1;
 	if (!ntg && !want_cpu)
 		return;
 
 	/* which of them do the rules use? */
-	/* a show loads no block's rules into the core: read them here */
-	n = xtcam_block_rule_count(blk);
-	if (n != brec->nrules && xtcam_state_rules(c->st, brec, false, &rules, &n)) {
+	/* a show loads no block's rules into the core (a reader has no
+	 * core): read them here */
+	n = blk ? xtcam_block_rule_count(blk) : 0;
+	if ((!blk || n != brec->nrules) && xtcam_state_rules(c->st, brec, false, &rules, &n)) {
 		rules = NULL;
-		n = xtcam_block_rule_count(blk);
+		n = blk ? xtcam_block_rule_count(blk) : 0;
 	}
 	for (i = 0; i < n; i++) {
 		const struct xtcam_rule_action *a;
@@ -705,14 +715,14 @@ static void xdp_notes(struct xtcam_ctx *c, struct xtcam_block *blk,
 			continue;
 		for (k = 0; k < ntg; k++)
 			if (tnote[k][0] && !strcmp(tg[k].dev, a->dev) &&
-			    !strcmp(tg[k].netns, a->netns[0] ? a->netns : x->default_ns)) {
+			    !strcmp(tg[k].netns, a->netns[0] ? a->netns : v->default_ns)) {
 				json_object_array_add(notes, json_object_new_string(tnote[k]));
 				tnote[k][0] = 0;        /* once */
 			}
 	}
 	free(rules);
 	for (k = 0; cpu && k < nk; k++) {
-		if (recs[k].state != XTCAM_BIND_ACTIVE || strcmp(recs[k].block, blk->spec.name))
+		if (recs[k].state != XTCAM_BIND_ACTIVE || strcmp(recs[k].block, name))
 			continue;
 		if (!strcmp(recs[k].mode, "generic")) {
 			snprintf(note, sizeof(note), "action cpu on %s%s%s (generic): frames a generic "
@@ -742,6 +752,7 @@ const struct xtcam_driver_ops xtcam_xdp_ops = {
 	.undo = xdp_undo,
 	.orphans = xdp_orphans,
 	.reconcile = xdp_reconcile,
+	.view = xdp_view,
 	.rule_counters = xdp_rule_counters,
 	.counters_snapshot = xdp_counters_snapshot,
 	.snapshot_counters = xdp_snapshot_counters,

@@ -185,8 +185,9 @@ json_object *xtcam_binding_json(struct xtcam_ctx *c, const struct xtcam_bind_rec
 	return o;
 }
 
-int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **out,
-			 char *err, size_t errlen)
+/* One reading of the blocks (name: that one only) into *out. */
+static int block_show_pass(struct xtcam_ctx *c, const char *name, json_object **out,
+			   char *err, size_t errlen)
 {
 	struct xtcam_block_rec *b = NULL;
 	struct xtcam_bind_key *keys = NULL;
@@ -213,22 +214,28 @@ int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **ou
 	arr = json_object_new_array();
 	for (i = 0; i < nb; i++) {
 		json_object *o, *bd;
-		struct xtcam_block *blk;
+		struct xtcam_rview v;
 		struct xtcam_block_stats bs = { .tuples = -1 };
-		struct xtcam_block_spec spec;
 		size_t k;
 
 		if (name && strcmp(b[i].name, name))
 			continue;
-		xtcam_spec_of(&b[i], &spec);
-		o = xtcam_block_spec_json(&spec);
+		e = xtcam_rview_get(c, &b[i], recs, nk, &v);
+		if (e) {
+			if (e == -EAGAIN)
+				err[0] = 0;     /* to be asked with the lock */
+			else
+				xtcam_set_err(err, errlen, "block %s: its data path: %s", b[i].name,
+					      strerror(-e));
+			break;
+		}
+		o = xtcam_block_spec_json(&v.spec);
 		json_object_object_add(o, "rules", json_object_new_int64(b[i].nrules));
 		json_object_object_add(o, "entries", json_object_new_int64(b[i].nentries));
-		blk = xtcam_block_find(c->core, b[i].name);
 		/* what the data paths know of it */
-		for (k = 0; blk && k < c->nimpl; k++)
+		for (k = 0; k < c->nimpl; k++)
 			if (c->impl[k]->block_stats)
-				c->impl[k]->block_stats(blk, &bs);
+				c->impl[k]->block_stats(&v, &bs);
 		json_object_object_add(o, "misses", json_object_new_int64((int64_t)bs.miss.packets));
 		json_object_object_add(o, "miss_bytes", json_object_new_int64((int64_t)bs.miss.bytes));
 		if (bs.tuples >= 0)
@@ -238,23 +245,58 @@ int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **ou
 			if (recs[j].state == XTCAM_BIND_ACTIVE && !strcmp(recs[j].block, b[i].name))
 				json_object_array_add(bd, xtcam_binding_json(c, &recs[j]));
 		json_object_object_add(o, "bindings", bd);
-		if (blk) {
+		{
 			json_object *notes = json_object_new_array();
 
 			for (k = 0; k < c->nimpl; k++)
 				if (c->impl[k]->notes)
-					c->impl[k]->notes(c, blk, &b[i], recs, nk, notes);
+					c->impl[k]->notes(c, &v, &b[i], recs, nk, notes);
 
 			if (json_object_array_length(notes))
 				json_object_object_add(o, "notes", notes);
 			else
 				json_object_put(notes);
 		}
+		xtcam_rview_put(&v);
 		json_object_array_add(arr, o);
 	}
 	free(b);
 	free(keys);
 	free(recs);
+	if (e) {
+		json_object_put(arr);
+		return e;
+	}
 	*out = arr;
 	return 0;
+}
+
+int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **out,
+			 char *err, size_t errlen)
+{
+	int e = 0, pass;
+
+	if (!(c->flags & XTCAM_OPEN_READ))
+		return block_show_pass(c, name, out, err, errlen);
+	/* without the lock: read again while a writer commits meanwhile */
+	for (pass = 0; pass < XTCAM_READ_PASSES; pass++) {
+		char *s0 = NULL, *s1 = NULL;
+		size_t l0 = 0, l1 = 0;
+		bool same;
+
+		e = xtcam_read_sig(c, &s0, &l0);
+		if (!e)
+			e = block_show_pass(c, name, out, err, errlen);
+		if (!e && (e = xtcam_read_sig(c, &s1, &l1)))
+			json_object_put(*out);
+		same = !e && l0 == l1 && !memcmp(s0, s1, l0);
+		free(s0);
+		free(s1);
+		if (e || same)
+			return e;
+		json_object_put(*out);
+	}
+	xtcam_set_err(err, errlen, "a writer committed during each of %d reads: try again",
+		      XTCAM_READ_PASSES);
+	return -EAGAIN;
 }

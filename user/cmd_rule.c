@@ -555,9 +555,9 @@ int xtcam_cmd_rule_flush(struct xtcam_ctx *c, const char *block, char *err, size
 }
 
 /* One rule as `rule show` prints it, with its counters. */
-static json_object *rule_json(struct xtcam_ctx *c, struct xtcam_block *b,
-			      void *const *snaps,
-			      const struct xtcam_rule *r, const struct timespec *now)
+static json_object *rule_json(struct xtcam_ctx *c, const struct xtcam_rview *v,
+			      void *const *snaps, const struct xtcam_rule *r,
+			      const struct timespec *now)
 {
 	struct xtcam_counter cnt = { 0 };
 	json_object *o = json_object_new_object();
@@ -568,10 +568,10 @@ static json_object *rule_json(struct xtcam_ctx *c, struct xtcam_block *b,
 		if (snaps && snaps[k])
 			c->impl[k]->snapshot_counters(snaps[k], r->handle, &cnt);
 		else
-			c->impl[k]->rule_counters(b, r->handle, &cnt);
+			c->impl[k]->rule_counters(v, r->handle, &cnt);
 	json_object_object_add(o, "handle", json_object_new_int64(r->handle));
 	json_object_object_add(o, "prio", json_object_new_int64(r->prio));
-	json_object_object_add(o, "match", xtcam_rule_match_json(r, &b->spec));
+	json_object_object_add(o, "match", xtcam_rule_match_json(r, &v->spec));
 	json_object_object_add(o, "action", xtcam_action_json(&r->action));
 	json_object_object_add(o, "entries", json_object_new_int64(xtcam_rule_entries(r)));
 	json_object_object_add(o, "packets", json_object_new_int64((int64_t)cnt.packets));
@@ -589,18 +589,21 @@ static json_object *rule_json(struct xtcam_ctx *c, struct xtcam_block *b,
 }
 
 /* Rules shown with a lookup of their counters each; past them, the
- * counters of the whole block are read at once (in batches): the first
- * lines come without waiting for that, and a big block costs a few
- * syscalls a thousand rules instead of three a rule. */
+ * counters of the whole block are read at once (in batches): a big block
+ * costs a few syscalls a thousand rules instead of three a rule. */
 #define SHOW_ONE_BY_ONE 1024
+/* a reader checks every so many rules whether a writer committed */
+#define SHOW_CHECK 256
 
 struct show_walk {
 	struct xtcam_ctx *c;
-	struct xtcam_block *b;
+	const struct xtcam_block_rec *rec;
+	const struct xtcam_rview *v;
 	size_t shown;
 	bool snapped;			/* snaps tried */
 	void *snaps[XTCAM_NDRIVERS];	/* each backend's counters, once read */
 	struct timespec now;
+	size_t n;
 	int (*fn)(void *arg, json_object *rule);
 	void *arg;
 };
@@ -616,14 +619,32 @@ static int show_one(void *arg, const struct xtcam_rule *r)
 		w->snapped = true;
 		for (k = 0; k < w->c->nimpl; k++)
 			if (w->c->impl[k]->counters_snapshot &&
-			    w->c->impl[k]->counters_snapshot(w->b, &w->snaps[k]))
+			    w->c->impl[k]->counters_snapshot(w->v, &w->snaps[k]))
 				w->snaps[k] = NULL;     /* one by one, then */
 	}
-	o = rule_json(w->c, w->b, w->snaps, r, &w->now);
+	o = rule_json(w->c, w->v, w->snaps, r, &w->now);
 	if (!o)
 		return -ENOMEM;
 	e = w->fn(w->arg, o);
 	json_object_put(o);
+	/* without the lock: a commit meanwhile makes what was read a mix of
+	 * two states (the generation read is being caught up): start over */
+	if (!e && (w->c->flags & XTCAM_OPEN_READ) && !(++w->n % SHOW_CHECK))
+		e = xtcam_state_block_moved(w->c->st, w->rec);
+	return e;
+}
+
+/* the error of a reader's last pass */
+static int read_err(const char *block, int e, char *err, size_t errlen)
+{
+	if (e == -EAGAIN)
+		xtcam_set_err(err, errlen, "block %s: a writer committed during each of %d reads "
+			      "of it: try again", block, XTCAM_READ_PASSES);
+	else if (e == -ENOENT)
+		xtcam_set_err(err, errlen, "block %s: no such block", block);
+	else if (e < 0)
+		xtcam_set_err(err, errlen, "block %s: cannot read its rules: %s", block,
+			      strerror(-e));
 	return e;
 }
 
@@ -631,34 +652,51 @@ int xtcam_cmd_rule_show_each(struct xtcam_ctx *c, const char *block,
 			     int (*fn)(void *arg, json_object *rule), void *arg,
 			     char *err, size_t errlen)
 {
-	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	bool ro = c->flags & XTCAM_OPEN_READ;
 	struct xtcam_block_rec rec;
+	struct xtcam_rview v;
 	struct show_walk w;
 	size_t k;
-	int e;
+	int e = 0, pass;
 
-	if (!b) {
-		xtcam_set_err(err, errlen, "block %s: no such block", block);
-		return -ENOENT;
+	for (pass = 0; pass < (ro ? XTCAM_READ_PASSES : 1); pass++) {
+		if (pass && (e = fn(arg, NULL)))
+			return e;               /* the caller's: what it got is void */
+		e = xtcam_block_rec(c, block, &rec, err, errlen);
+		if (e)
+			return e;
+		e = xtcam_rview_get(c, &rec, NULL, 0, &v);
+		if (e == -EAGAIN) {
+			err[0] = 0;             /* to be asked with the lock */
+			return e;
+		}
+		if (e) {
+			xtcam_set_err(err, errlen, "block %s: its data path: %s", block,
+				      strerror(-e));
+			return e;
+		}
+		w = (struct show_walk){ .c = c, .rec = &rec, .v = &v, .fn = fn, .arg = arg };
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &w.now);
+		/* straight from the registry: the core need not hold the rules */
+		e = xtcam_state_rules_walk(c->st, &rec, show_one, &w);
+		if (!e && ro)
+			e = xtcam_state_block_moved(c->st, &rec);
+		for (k = 0; k < c->nimpl; k++)
+			if (w.snaps[k])
+				c->impl[k]->snapshot_free(w.snaps[k]);
+		xtcam_rview_put(&v);
+		if (e != -EAGAIN)
+			break;
 	}
-	e = xtcam_block_rec(c, block, &rec, err, errlen);
-	if (e)
-		return e;
-	w = (struct show_walk){ .c = c, .b = b, .fn = fn, .arg = arg };
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &w.now);
-	/* straight from the registry: the core need not hold the rules */
-	e = xtcam_state_rules_walk(c->st, &rec, show_one, &w);
-	for (k = 0; k < c->nimpl; k++)
-		if (w.snaps[k])
-			c->impl[k]->snapshot_free(w.snaps[k]);
-	if (e < 0)
-		xtcam_set_err(err, errlen, "block %s: cannot read its rules: %s", block,
-			      strerror(-e));
-	return e;
+	return read_err(block, e, err, errlen);
 }
 
 static int array_add(void *arg, json_object *rule)
 {
+	if (!rule) {                    /* start over */
+		json_object_array_del_idx(arg, 0, json_object_array_length(arg));
+		return 0;
+	}
 	return json_object_array_add(arg, json_object_get(rule)) ? -ENOMEM : 0;
 }
 
@@ -682,30 +720,46 @@ int xtcam_cmd_rule_show(struct xtcam_ctx *c, const char *block, json_object **ou
 int xtcam_cmd_rule_show_handle(struct xtcam_ctx *c, const char *block, __u32 handle,
 			       json_object **out, char *err, size_t errlen)
 {
-	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	bool ro = c->flags & XTCAM_OPEN_READ;
 	struct xtcam_block_rec rec;
+	struct xtcam_rview v;
 	struct xtcam_rule r;
 	struct timespec now;
-	int e;
+	int e = 0, pass;
 
-	if (!b) {
-		xtcam_set_err(err, errlen, "block %s: no such block", block);
-		return -ENOENT;
+	for (pass = 0; pass < (ro ? XTCAM_READ_PASSES : 1); pass++) {
+		e = xtcam_block_rec(c, block, &rec, err, errlen);
+		if (e)
+			return e;
+		e = xtcam_state_rule_get(c->st, &rec, handle, &r);
+		/* without the lock: of the state committed before and after */
+		if ((!e || e == -ENOENT) && ro) {
+			int m = xtcam_state_block_moved(c->st, &rec);
+
+			e = m ? m : e;
+		}
+		if (e != -EAGAIN)
+			break;
 	}
-	e = xtcam_block_rec(c, block, &rec, err, errlen);
-	if (e)
-		return e;
-	e = xtcam_state_rule_get(c->st, &rec, handle, &r);
 	if (e == -ENOENT)
 		xtcam_set_err(err, errlen, "block %s: no rule with handle %u", block, handle);
 	else if (e)
-		xtcam_set_err(err, errlen, "block %s: handle %u: cannot read it: %s", block, handle,
-			      strerror(-e));
+		read_err(block, e, err, errlen);
 	if (e)
 		return e;
+	e = xtcam_rview_get(c, &rec, NULL, 0, &v);
+	if (e == -EAGAIN) {
+		err[0] = 0;                     /* to be asked with the lock */
+		return e;
+	}
+	if (e) {
+		xtcam_set_err(err, errlen, "block %s: its data path: %s", block, strerror(-e));
+		return e;
+	}
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
 	*out = json_object_new_array();
-	json_object_array_add(*out, rule_json(c, b, NULL, &r, &now));
+	json_object_array_add(*out, rule_json(c, &v, NULL, &r, &now));
+	xtcam_rview_put(&v);
 	return 0;
 }
 

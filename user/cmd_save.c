@@ -53,31 +53,42 @@ static int save_rule(void *arg, const struct xtcam_rule *r)
 	return 0;
 }
 
-/* What a pass read is one committed state if this is the same after it:
- * every block's change count and active generation, and the bindings. */
-static int save_sig(struct xtcam_ctx *c, char **sig, size_t *len)
+/* Every block record whole (seq and the active generation: no commit
+ * meanwhile; a generation is written only after a commit moved off it),
+ * every binding record whole, in a fixed order, and the blocks of a
+ * restore that has not committed. */
+int xtcam_read_sig(struct xtcam_ctx *c, char **sig, size_t *len)
 {
 	struct xtcam_block_rec *b = NULL;
 	struct xtcam_bind_key *keys = NULL;
 	struct xtcam_bind_rec *recs = NULL;
-	size_t nb = 0, nk = 0, i;
+	size_t nb = 0, nk = 0;
 	FILE *f = open_memstream(sig, len);
-	int e;
+	int e = 0;
 
 	if (!f)
 		return -ENOMEM;
-	e = xtcam_state_blocks(c->st, &b, &nb);
+	if (c->st->ro)
+		e = xtcam_state_restoring(c->st);
+	if (!e)
+		e = xtcam_state_blocks(c->st, &b, &nb);
 	if (!e)
 		e = xtcam_state_bindings(c->st, &keys, &recs, &nk);
-	for (i = 0; !e && i < nb; i++)
-		fprintf(f, "%s %u %llu %u\n", b[i].name, b[i].id, (unsigned long long)b[i].seq,
-			b[i].rgen);
-	if (!e)
-		qsort(recs, nk, sizeof(*recs), cmp_binding);
-	for (i = 0; !e && i < nk; i++)
-		fprintf(f, "%s %s %s %s %u %u\n", recs[i].block, recs[i].dev, recs[i].netns,
-			recs[i].requested, recs[i].state, recs[i].binder);
-	fclose(f);
+	if (!e) {
+		if (nk)
+			qsort(recs, nk, sizeof(*recs), cmp_binding);
+		fwrite(&nb, sizeof(nb), 1, f);
+		if (nb)
+			fwrite(b, sizeof(*b), nb, f);
+		fwrite(&nk, sizeof(nk), 1, f);
+		if (nk)
+			fwrite(recs, sizeof(*recs), nk, f);
+		fwrite(&c->st->nhidden, sizeof(c->st->nhidden), 1, f);
+		if (c->st->nhidden)
+			fwrite(c->st->hidden, sizeof(*c->st->hidden), c->st->nhidden, f);
+	}
+	if (fclose(f) && !e)
+		e = -ENOMEM;
 	free(b);
 	free(keys);
 	free(recs);
@@ -130,7 +141,8 @@ static int save_pass(struct xtcam_ctx *c, FILE *f, char *err, size_t errlen)
 	if (!e)
 		qsort(recs, nk, sizeof(*recs), cmp_binding);
 	for (i = 0; !e && i < nk; i++) {
-		if (recs[i].state != XTCAM_BIND_ACTIVE)
+		/* (and not those of the blocks a restore is making) */
+		if (recs[i].state != XTCAM_BIND_ACTIVE || xtcam_state_hidden(c->st, recs[i].block))
 			continue;
 		fprintf(f, "bind %s dev %s%s%s mode %s%s\n", recs[i].block, recs[i].dev,
 			recs[i].netns[0] ? " netns " : "", recs[i].netns, recs[i].requested,
@@ -146,21 +158,17 @@ static int save_pass(struct xtcam_ctx *c, FILE *f, char *err, size_t errlen)
 	return e;
 }
 
-#define SAVE_PASSES 8
+#define SAVE_PASSES XTCAM_READ_PASSES
 
 int xtcam_cmd_save_file(struct xtcam_ctx *c, FILE *out, char *err, size_t errlen)
 {
-	char path[PATH_MAX], buf[65536];
-	struct stat sb;
+	char buf[65536];
 	int e = 0, pass;
 	size_t n;
 	FILE *f;
 
-	/* a restore under way (or cut short): its blocks are not committed */
-	if ((c->flags & XTCAM_OPEN_READ) &&
-	    !xtcam_state_block_dir(c->st, XTCAM_RESTORE_MARKER, NULL, path, sizeof(path)) &&
-	    !stat(path, &sb))
-		return -EAGAIN;
+	/* (a restore under way or cut short: its blocks, not committed, read
+	 * as not there to a reader, see xtcam_read_sig) */
 	f = tmpfile();
 	if (!f) {
 		e = -errno;
@@ -177,11 +185,11 @@ int xtcam_cmd_save_file(struct xtcam_ctx *c, FILE *out, char *err, size_t errlen
 			e = -errno;
 			break;
 		}
-		e = save_sig(c, &s0, &l0);
+		e = xtcam_read_sig(c, &s0, &l0);
 		if (!e)
 			e = save_pass(c, f, err, errlen);
 		if (!e)
-			e = save_sig(c, &s1, &l1);
+			e = xtcam_read_sig(c, &s1, &l1);
 		same = !e && l0 == l1 && !memcmp(s0, s1, l0);
 		free(s0);
 		free(s1);
@@ -190,8 +198,8 @@ int xtcam_cmd_save_file(struct xtcam_ctx *c, FILE *out, char *err, size_t errlen
 		/* a writer committed meanwhile: read it all again */
 		if (pass == SAVE_PASSES - 1) {
 			e = -EAGAIN;
-			xtcam_set_err(err, errlen, "save: the registry changed during each of %d "
-				      "reads", SAVE_PASSES);
+			xtcam_set_err(err, errlen, "save: a writer committed during each of %d "
+				      "reads: try again", SAVE_PASSES);
 		}
 	}
 	if (!e && fflush(f))

@@ -263,6 +263,7 @@ int xtcam_ctl_counters(struct xtcam_ctl *c, const char *block, __u32 handle,
 	struct xtcam_counter cnt = { 0 };
 	struct xtcam_block_rec rec;
 	struct xtcam_block *b;
+	struct xtcam_rview v;
 	struct xtcam_rule r;
 	size_t k;
 	int e = ctl_lock(c);
@@ -283,8 +284,15 @@ int xtcam_ctl_counters(struct xtcam_ctl *c, const char *block, __u32 handle,
 		return ctl_done(c, e);
 	}
 	/* on every backend the block is bound through */
+	e = xtcam_rview_get(c->ctx, &rec, NULL, 0, &v);
+	if (e) {
+		xtcam_set_err(c->err, sizeof(c->err), "block %s: its data path: %s", block,
+			      strerror(-e));
+		return ctl_done(c, e);
+	}
 	for (k = 0; k < c->ctx->nimpl; k++)
-		c->ctx->impl[k]->rule_counters(b, handle, &cnt);
+		c->ctx->impl[k]->rule_counters(&v, handle, &cnt);
+	xtcam_rview_put(&v);
 	out->packets = cnt.packets;
 	out->bytes = cnt.bytes;
 	return ctl_done(c, 0);

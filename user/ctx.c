@@ -364,6 +364,19 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 		struct xtcam_block_spec spec;
 		struct xtcam_block *b;
 
+		if (brecs[i].dirty == XTCAM_BLOCK_DYING) {
+			/* a block del cut short: finish it (past its commit) */
+			e = xtcam_state_block_del(c->st, &brecs[i]);
+			if (e) {
+				xtcam_set_err(err, errlen, "block %s: finishing its delete: %s",
+					brecs[i].name, strerror(-e));
+				goto fail;
+			}
+			memmove(&brecs[i], &brecs[i + 1], (nb - i - 1) * sizeof(*brecs));
+			nb--;
+			i--;
+			continue;
+		}
 		if (brecs[i].dirty) {
 			/* a rule change was interrupted: back to the last commit */
 			e = xtcam_state_rules_recover(c->st, &brecs[i]);

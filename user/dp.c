@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include "xtcam/compile.h"
 #include "dp_internal.h"
+#include "trace.h"
 #include "xtcam.skel.h"
 #include "errmsg.h"
 #include "progress.h"
@@ -401,8 +402,9 @@ int xtcam_dp_unpin(const char *dir)
 
 static int recover(struct xtcam_dp *dp);
 
-int xtcam_dp_open_pinned(const char *dir, struct xtcam_dp **out)
+static int open_pinned(const char *dir, bool ro, struct xtcam_dp **out)
 {
+	LIBBPF_OPTS(bpf_obj_get_opts, rdonly, .file_flags = ro ? BPF_F_RDONLY : 0);
 	struct xtcam_dp *dp = dp_alloc(0);
 	struct bpf_map_info info;
 	__u32 len = sizeof(info);
@@ -422,13 +424,16 @@ int xtcam_dp_open_pinned(const char *dir, struct xtcam_dp **out)
 		err = pin_path(path, sizeof(path), dir, xtcam_dp_map_names[i]);
 		if (err)
 			goto fail;
-		dp->fd[i] = bpf_obj_get(path);
+		dp->fd[i] = bpf_obj_get_opts(path, &rdonly);
 		if (dp->fd[i] < 0) {
 			err = -errno;
 			goto fail;
 		}
 	}
-	err = pin_path(path, sizeof(path), dir, PIN_PROG_PARSE);
+	/* a reader runs no program */
+	err = ro ? 0 : pin_path(path, sizeof(path), dir, PIN_PROG_PARSE);
+	if (ro)
+		goto maps_only;
 	if (!err && (dp->prog_parse = bpf_obj_get(path)) < 0)
 		err = -errno;
 	if (!err)
@@ -437,6 +442,7 @@ int xtcam_dp_open_pinned(const char *dir, struct xtcam_dp **out)
 		err = -errno;
 	if (err)
 		goto fail;
+maps_only:
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(dp->fd[XTCAM_MAP_RECORDS], &info, &len)) {
 		err = -errno;
@@ -464,7 +470,7 @@ int xtcam_dp_open_pinned(const char *dir, struct xtcam_dp **out)
 		err = -EUCLEAN;
 		goto fail;
 	}
-	if (dp->cfg.dirty) {
+	if (dp->cfg.dirty && !ro) {
 		err = recover(dp);
 		if (err)
 			goto fail;
@@ -474,6 +480,16 @@ int xtcam_dp_open_pinned(const char *dir, struct xtcam_dp **out)
 fail:
 	xtcam_dp_free(dp);
 	return err;
+}
+
+int xtcam_dp_open_pinned(const char *dir, struct xtcam_dp **out)
+{
+	return open_pinned(dir, false, out);
+}
+
+int xtcam_dp_open_pinned_ro(const char *dir, struct xtcam_dp **out)
+{
+	return open_pinned(dir, true, out);
 }
 
 /* ------------------------------------------------------------------------
@@ -2529,6 +2545,7 @@ static int ip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *op, char *err
 				dp->st.pub_del++;
 		}
 	}
+	xtcam_crash_point("publish");
 	/* 3. the loader's state */
 	if (del) {
 		e = limbo_put(&t, SLOT_BASE(dp), re->v.slot);
@@ -2770,6 +2787,10 @@ int xtcam_dp_rule_counters(struct xtcam_dp *dp, __u32 handle,
 
 	if (err)
 		return err;
+	/* read without the lock, the slot may hold another rule by now: its
+	 * counters are not this one's */
+	if ((__u32)rec.rank != handle)
+		return -ENOENT;
 	return sum_counter(dp, XTCAM_MAP_COUNTERS, rec.cnt, c);
 }
 

@@ -29,6 +29,7 @@
 
 struct xtcam_ctx;
 struct xtcam_driver;
+struct xtcam_rview;
 
 /* What block show says of a block that only its data paths know. */
 struct xtcam_block_stats {
@@ -84,24 +85,29 @@ struct xtcam_driver_ops {
 	 * b back to the block's rules (in the core). */
 	int (*reconcile)(struct xtcam_block *b, char *err, size_t errlen);
 
-	/* --- counters and show --- */
-	/* Add rule handle's counters on b (every callback of this backend,
+	/* --- counters and show: of a block as a command sees it (struct
+	 * xtcam_rview: the core's block with the lock, NULL without; the
+	 * XDP data path, opened read-only by a reader without the lock) --- */
+	/* Add rule handle's counters on the block (every callback of this backend,
 	 * every device) to *sum: packets and bytes add, last_hit is the
 	 * latest. */
-	int (*rule_counters)(struct xtcam_block *b, __u32 handle, struct xtcam_counter *sum);
+	/* Optional: with the lock, fill in what this backend holds of block
+	 * b in the view (the XDP data path and its redirects' namespace). */
+	void (*view)(struct xtcam_block *b, struct xtcam_rview *v);
+	int (*rule_counters)(const struct xtcam_rview *v, __u32 handle, struct xtcam_counter *sum);
 	/* Optional, for a listing of the whole block: the counters of all
 	 * its rules read at once into *snap (NULL: nothing to read), a rule's
 	 * added from there as rule_counters() adds them, and *snap freed. */
-	int (*counters_snapshot)(struct xtcam_block *b, void **snap);
+	int (*counters_snapshot)(const struct xtcam_rview *v, void **snap);
 	void (*snapshot_counters)(const void *snap, __u32 handle, struct xtcam_counter *sum);
 	void (*snapshot_free)(void *snap);
 	int (*counters_reset)(struct xtcam_block *b);
-	/* Add to *s what this backend knows of b. */
-	void (*block_stats)(struct xtcam_block *b, struct xtcam_block_stats *s);
-	/* Append to the JSON array notes what block show should tell of b
+	/* Add to *s what this backend knows of the block. */
+	void (*block_stats)(const struct xtcam_rview *v, struct xtcam_block_stats *s);
+	/* Append to the JSON array notes what block show should tell of the block
 	 * (record brec) with the bindings recs[0..nk) (of every block, any
 	 * state). */
-	void (*notes)(struct xtcam_ctx *ctx, struct xtcam_block *b,
+	void (*notes)(struct xtcam_ctx *ctx, const struct xtcam_rview *v,
 		      const struct xtcam_block_rec *brec, const struct xtcam_bind_rec *recs,
 		      size_t nk, json_object *notes);
 };

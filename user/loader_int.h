@@ -78,4 +78,27 @@ int xtcam_rule_ops_check(struct xtcam_ctx *c, const char *block, const struct xt
 int xtcam_rule_ops_apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
 			 size_t n, char *err, size_t errlen);
 
+/* What a show reads of a block besides the registry (rview.c). */
+struct xtcam_rview {
+	struct xtcam_block_spec spec;
+	struct xtcam_block *blk;        /* with the lock: the core's (hw counters) */
+	struct xtcam_dp *dp;            /* its XDP data path; NULL: not bound there */
+	struct xtcam_dp *own;           /* without the lock: opened read-only here */
+	char default_ns[XTCAM_NETNS_MAX];  /* of redirects without a netns */
+};
+/* The view of block rec; recs/nk the bindings a reader without the lock
+ * has read already (NULL: read here).  -EAGAIN for such a reader when the
+ * block is bound to an offload device: its counters are only read through
+ * the core, with the lock. */
+int xtcam_rview_get(struct xtcam_ctx *c, const struct xtcam_block_rec *rec,
+		    const struct xtcam_bind_rec *recs, size_t nk, struct xtcam_rview *v);
+void xtcam_rview_put(struct xtcam_rview *v);
+/* Readers without the lock read a block (or everything) again while a
+ * writer commits meanwhile, at most this many times. */
+#define XTCAM_READ_PASSES 64
+/* What a reader read is one committed state if this is the same before
+ * and after: every block record, the bindings, and the blocks of a
+ * restore under way (read again here).  malloc'd, in *sig. */
+int xtcam_read_sig(struct xtcam_ctx *c, char **sig, size_t *len);
+
 #endif

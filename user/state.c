@@ -229,6 +229,7 @@ void xtcam_state_close(struct xtcam_state *st)
 		close(st->fd_gen);
 	if (st->lock_fd >= 0)
 		close(st->lock_fd);   /* releases the lock */
+	free(st->hidden);
 	free(st);
 }
 
@@ -671,6 +672,14 @@ int xtcam_state_open_ro(struct xtcam_state **out, char *err, size_t errlen)
 	return state_open(out, false, false, err, errlen);
 }
 
+/* a pin of the registry; read-only for a reader (no write can slip in) */
+static int reg_get(const struct xtcam_state *st, const char *path)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, o, .file_flags = st->ro ? BPF_F_RDONLY : 0);
+
+	return bpf_obj_get_opts(path, &o);
+}
+
 static int state_open(struct xtcam_state **out, bool create, bool lock, char *err,
 		      size_t errlen)
 {
@@ -696,6 +705,7 @@ static int state_open(struct xtcam_state **out, bool create, bool lock, char *er
 		goto fail;
 	}
 	st->lock_fd = -1;
+	st->ro = !lock && !create;
 	snprintf(lockp, sizeof(lockp), "/run/%s.lock", inst);
 	snprintf(st->lock_path, sizeof(st->lock_path), "%s", lockp);
 	if (lock) {
@@ -717,7 +727,7 @@ static int state_open(struct xtcam_state **out, bool create, bool lock, char *er
 		goto fail;
 	if ((e = pin_path(st, reg[0].name, path, sizeof(path))))
 		goto fail;
-	st->fd_blocks = bpf_obj_get(path);
+	st->fd_blocks = reg_get(st, path);
 	if (st->fd_blocks < 0 && errno != ENOENT) {
 		e = -errno;
 		xtcam_set_err(err, errlen, "registry %s: %s", path, strerror(-e));
@@ -744,7 +754,7 @@ static int state_open(struct xtcam_state **out, bool create, bool lock, char *er
 		for (m = 1; m < NREG; m++) {
 			if ((e = pin_path(st, reg[m].name, path, sizeof(path))))
 				goto fail;
-			*reg[m].fd = bpf_obj_get(path);
+			*reg[m].fd = reg_get(st, path);
 			if (*reg[m].fd < 0) {
 				e = -errno;
 				xtcam_set_err(err, errlen, "registry in %s is incomplete: %s: %s "
@@ -807,6 +817,15 @@ static int state_open(struct xtcam_state **out, bool create, bool lock, char *er
 		if (e) {
 			xtcam_set_err(err, errlen, "registry: cannot pin it in %s: %s", st->root,
 				strerror(-e));
+			goto fail;
+		}
+	}
+	/* a reader leaves out the blocks of a restore that has not committed */
+	if (st->ro && st->fd_blocks >= 0) {
+		e = xtcam_state_restoring(st);
+		if (e) {
+			xtcam_set_err(err, errlen, "registry %s: %s: %s", st->root,
+				      XTCAM_RESTORE_MARKER, strerror(-e));
 			goto fail;
 		}
 	}
@@ -894,15 +913,60 @@ static int block_cmp(const void *a, const void *b)
 
 /* Sorted by name: hash order changes with the map, and users diff what
  * `show` and `save` print. */
+/*
+ * One block record.  Under the lock nobody else writes it.  Without it, a
+ * record replaced while it is copied can be reused at once by the map's
+ * next update (hash elements are recycled without a grace period), so the
+ * copy could mix two records: it is read until two copies in a row are
+ * the same.  A block being deleted reads as gone to a reader.
+ */
+static int block_lookup(struct xtcam_state *st, const struct xtcam_block_key *k,
+			struct xtcam_block_rec *rec)
+{
+	struct xtcam_block_rec again;
+	int i;
+
+	if (bpf_map_lookup_elem(st->fd_blocks, k, rec))
+		return -errno;
+	if (!st->ro)
+		return 0;
+	if (xtcam_state_hidden(st, k->name))
+		return -ENOENT;
+	for (i = 0; i < 1000; i++) {
+		if (bpf_map_lookup_elem(st->fd_blocks, k, &again))
+			return -errno;
+		if (!memcmp(rec, &again, sizeof(again)))
+			return rec->dirty == XTCAM_BLOCK_DYING ? -ENOENT : 0;
+		*rec = again;
+	}
+	return -EAGAIN;
+}
+
 int xtcam_state_blocks(struct xtcam_state *st, struct xtcam_block_rec **out, size_t *n)
 {
-	void *keys, *vals;
+	struct xtcam_block_key *keys;
+	struct xtcam_block_rec *vals;
+	size_t i, k = 0;
 	int e = dump(st->fd_blocks, sizeof(struct xtcam_block_key),
-		     sizeof(struct xtcam_block_rec), &keys, &vals, n);
+		     sizeof(struct xtcam_block_rec), (void **)&keys, (void **)&vals, n);
 
 	if (e)
 		return e;
+	/* a reader reads each record again, whole (see block_lookup) */
+	for (i = 0; st->ro && i < *n; i++) {
+		e = block_lookup(st, &keys[i], &vals[k]);
+		if (!e)
+			k++;
+		else if (e != -ENOENT)
+			break;
+	}
+	if (st->ro)
+		*n = k;
 	free(keys);
+	if (e && e != -ENOENT) {
+		free(vals);
+		return e;
+	}
 	qsort(vals, *n, sizeof(struct xtcam_block_rec), block_cmp);
 	*out = vals;
 	return 0;
@@ -916,7 +980,62 @@ int xtcam_state_block_get(struct xtcam_state *st, const char *name,
 	if (st->fd_blocks < 0)
 		return -ENOENT;     /* no registry: no block */
 	block_key(name, &k);
-	return bpf_map_lookup_elem(st->fd_blocks, &k, rec) ? -errno : 0;
+	return block_lookup(st, &k, rec);
+}
+
+bool xtcam_state_hidden(const struct xtcam_state *st, const char *block)
+{
+	size_t i;
+
+	for (i = 0; i < st->nhidden; i++)
+		if (!strncmp(st->hidden[i], block, XTCAM_STATE_NAME))
+			return true;
+	return false;
+}
+
+int xtcam_state_restoring(struct xtcam_state *st)
+{
+	char path[PATH_MAX], key[XTCAM_STATE_NAME];
+	LIBBPF_OPTS(bpf_obj_get_opts, o, .file_flags = BPF_F_RDONLY);
+	size_t cap = 0;
+	int fd, e;
+
+	st->nhidden = 0;
+	if ((e = pin_path(st, XTCAM_RESTORE_MARKER, path, sizeof(path))))
+		return e;
+	fd = bpf_obj_get_opts(path, &o);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	for (e = bpf_map_get_next_key(fd, NULL, key); !e; e = bpf_map_get_next_key(fd, key, key)) {
+		if (st->nhidden == cap) {
+			void *p;
+
+			cap = cap ? 2 * cap : 16;
+			p = realloc(st->hidden, cap * sizeof(*st->hidden));
+			if (!p) {
+				close(fd);
+				return -ENOMEM;
+			}
+			st->hidden = p;
+		}
+		memcpy(st->hidden[st->nhidden++], key, sizeof(key));
+	}
+	e = errno == ENOENT ? 0 : -errno;
+	close(fd);
+	return e;
+}
+
+int xtcam_state_block_moved(struct xtcam_state *st, const struct xtcam_block_rec *rec)
+{
+	struct xtcam_block_rec now;
+	int e = xtcam_state_block_get(st, rec->name, &now);
+
+	if (e)
+		return e;
+	/* a stage writes the inactive generation (dirty raised, seq kept):
+	 * the active one, which the reader read, is untouched until seq moves */
+	return now.id == rec->id && now.seq == rec->seq && now.rgen == rec->rgen &&
+	       now.dirty != XTCAM_BLOCK_DYING ? 0 : -EAGAIN;
 }
 
 int xtcam_state_block_put(struct xtcam_state *st, const struct xtcam_block_rec *rec)
@@ -1268,11 +1387,23 @@ static int sweep_detached(struct xtcam_state *st, __u32 id, __u32 rgen)
 
 int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *rec)
 {
+	struct xtcam_block_rec dying = *rec;
 	struct xtcam_block_key k;
+	int e;
 
 	gen_bump(st);
-	/* the record first: from then on no command sees the block, and its
-	 * keys are leftovers under an id that no new block takes */
+	/* the commit point: readers take it as gone from here on (a writer
+	 * that finds it so finishes the delete) */
+	if (dying.dirty != XTCAM_BLOCK_DYING) {
+		dying.dirty = XTCAM_BLOCK_DYING;
+		dying.seq++;
+		e = xtcam_state_block_put(st, &dying);
+		if (e)
+			return e;
+		xtcam_crash_point("dying");
+	}
+	/* then the record: its keys are leftovers under an id that no new
+	 * block takes, swept now or by a process of its own */
 	block_key(rec->name, &k);
 	if (bpf_map_delete_elem(st->fd_blocks, &k))
 		return -errno;

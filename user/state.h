@@ -34,7 +34,18 @@ struct xtcam_state {
 	int lock_fd;
 	bool gen_bumped;         /* by this holder of the lock */
 	char lock_path[96];
+	bool ro;                 /* opened by xtcam_state_open_ro() */
+	/* a reader: the blocks a restore under way (or cut short) is making,
+	 * not committed, so read as not there (xtcam_state_restoring) */
+	char (*hidden)[XTCAM_STATE_NAME];
+	size_t nhidden;
 };
+
+/* xtcam_block_rec.dirty of a block being deleted: its record is the first
+ * thing a `block del` changes (seq raised, marked), so a reader without
+ * the lock takes it as gone from then on; a writer that finds it so (a
+ * delete cut short) finishes the delete. */
+#define XTCAM_BLOCK_DYING 2
 
 /* Check XTCAM_INSTANCE, take the lock (see xtcam_set_lock_wait), find (or
  * mount) bpffs, open the registry, or create it when missing and `create`
@@ -44,9 +55,13 @@ struct xtcam_state {
  * Refuses, with a message, to start from an empty registry when the
  * host's bpffs is not visible (inside `ip netns exec`). */
 int xtcam_state_open(struct xtcam_state **out, bool create, char *err, size_t errlen);
-/* The same without the lock and without creating anything: for readers
- * of committed state only (each record a whole one, see
- * xtcam_state_rules_walk). */
+/* The same without the lock, and without writing anything: the maps are
+ * opened read-only (BPF_F_RDONLY), nothing is created or repaired.  For
+ * readers of committed state: a block record is read until two copies in
+ * a row are the same (a record replaced while it was copied may be reused
+ * by the next update), a block marked XTCAM_BLOCK_DYING reads as gone, and
+ * xtcam_state_block_moved() tells whether a walk of a block's rules saw
+ * one committed state. */
 int xtcam_state_open_ro(struct xtcam_state **out, char *err, size_t errlen);
 void xtcam_state_close(struct xtcam_state *st);
 /* let go of the lock early (the maps stay open, for reading) */
@@ -77,6 +92,19 @@ int xtcam_state_blocks(struct xtcam_state *st, struct xtcam_block_rec **out, siz
 int xtcam_state_block_get(struct xtcam_state *st, const char *name,
 			  struct xtcam_block_rec *rec);
 int xtcam_state_block_put(struct xtcam_state *st, const struct xtcam_block_rec *rec);
+/* A reader: read again which blocks a restore under way (or cut short)
+ * is making (the restore marker, see restore.c); from then on they read
+ * as not there, and their bindings are the caller's to leave out
+ * (xtcam_state_hidden).  0 or -errno. */
+int xtcam_state_restoring(struct xtcam_state *st);
+bool xtcam_state_hidden(const struct xtcam_state *st, const char *block);
+/* After reading rules of the committed state `rec` (read before them):
+ * 0 if that state is still the block's committed one, so that what was
+ * read is of it (a generation is written only after a commit has made
+ * the other one active, or after the block was marked dying); -EAGAIN if
+ * a writer committed meanwhile (read again), -ENOENT if the block is
+ * gone, -errno.  Each call reads the block record. */
+int xtcam_state_block_moved(struct xtcam_state *st, const struct xtcam_block_rec *rec);
 int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *rec);
 __u32 xtcam_state_next_block_id(struct xtcam_state *st);
 

@@ -62,4 +62,7 @@ void xtcam_crash_point(const char *name)
 
 	if (at && !strcmp(at, name))
 		raise(SIGKILL);
+	at = getenv("XTCAM_STOP_AT");
+	if (at && !strcmp(at, name))
+		raise(SIGSTOP);
 }

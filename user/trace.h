@@ -20,7 +20,13 @@ void xtcam_trace_mark(const char *phase);
  * when it reaches the point of that name: for the tests of what the next
  * invocation makes of a change cut short.  Points of a rule change, in
  * order: stage (registry staged), deliver (data paths changed), flip
- * (committed, the other generation not yet caught up), commit (done). */
+ * (committed, the other generation not yet caught up), commit (done);
+ * and, inside a single change the data path publishes in place, publish
+ * (the active generation written, the data path's own state not yet);
+ * and dying: a block del past its commit (the record marked), its rules
+ * not yet removed.
+ * XTCAM_STOP_AT=NAME: the process stops itself there (SIGSTOP), holding
+ * the lock, until it gets SIGCONT: for the tests of readers. */
 void xtcam_crash_point(const char *name);
 
 #endif

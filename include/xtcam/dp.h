@@ -84,6 +84,10 @@ int xtcam_dp_create(const struct xtcam_block_spec *spec, unsigned int flags,
 /* Pin every map and both programs under dir (created), and reopen. */
 int xtcam_dp_pin(struct xtcam_dp *dp, const char *dir);
 int xtcam_dp_open_pinned(const char *dir, struct xtcam_dp **out);
+/* The same for a reader that holds no lock: maps only, opened read-only
+ * (BPF_F_RDONLY), and nothing repaired (a change left half done stays for
+ * the next writer).  For counters, statistics and xtcam_dp_info. */
+int xtcam_dp_open_pinned_ro(const char *dir, struct xtcam_dp **out);
 int xtcam_dp_unpin(const char *dir);
 void xtcam_dp_free(struct xtcam_dp *dp);
 

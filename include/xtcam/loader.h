@@ -24,8 +24,11 @@ enum xtcam_open_flags {
 	                                 * reads as no blocks and is not
 	                                 * made (for commands that make no
 	                                 * block) */
-	XTCAM_OPEN_READ   = 1 << 1,     /* no lock, no core, no repair: for
-					 * xtcam_cmd_save_file() */
+	XTCAM_OPEN_READ   = 1 << 1,     /* a reader: no lock, no core, no
+					 * repair, no write (maps opened
+					 * read-only); for the show
+					 * commands and save, which read
+					 * one committed state */
 };
 
 /*
@@ -70,7 +73,11 @@ void xtcam_keep_contexts(bool on);
 int xtcam_cmd_block_add(struct xtcam_ctx *c, const struct xtcam_block_spec *spec,
 			char *err, size_t errlen);
 int xtcam_cmd_block_del(struct xtcam_ctx *c, const char *name, char *err, size_t errlen);
-/* name NULL: all blocks; *out is an array of block objects */
+/* name NULL: all blocks; *out is an array of block objects.  With
+ * XTCAM_OPEN_READ: one committed state (read again while a writer commits
+ * meanwhile, -EAGAIN with a message if one did during each read); -EAGAIN
+ * with err "" when a block is bound to an offload device (its counters
+ * are read with the lock: open without XTCAM_OPEN_READ and ask again). */
 int xtcam_cmd_block_show(struct xtcam_ctx *c, const char *name, json_object **out,
 			 char *err, size_t errlen);
 
@@ -118,14 +125,19 @@ int xtcam_cmd_rule_show(struct xtcam_ctx *c, const char *block, json_object **ou
 			char *err, size_t errlen);
 /* The same, one rule object at a time through fn, in (prio, handle) order,
  * in memory that does not grow with the block; fn must not keep the
- * object, and stops the walk by returning non-zero (returned as is).  A
- * rule changed meanwhile by another process (see xtcam_unlock) shows as
- * one of its committed versions. */
+ * object, and stops the walk by returning non-zero (returned as is).
+ * With XTCAM_OPEN_READ (no lock) the rules are those of one committed
+ * state: when a writer commits during the walk, fn(arg, NULL) says that
+ * the rules it got so far are void, and the walk starts over (at most
+ * 64 times, then -EAGAIN with a message); -EAGAIN with
+ * err "" when the block is bound to an offload device (its counters are
+ * read with the lock: open without XTCAM_OPEN_READ and ask again). */
 int xtcam_cmd_rule_show_each(struct xtcam_ctx *c, const char *block,
 			     int (*fn)(void *arg, json_object *rule), void *arg,
 			     char *err, size_t errlen);
 /* *out: an array of the one rule with this handle (as xtcam_cmd_rule_show
- * has it); -ENOENT when there is none */
+ * has it); -ENOENT when there is none.  XTCAM_OPEN_READ: as
+ * xtcam_cmd_rule_show_each. */
 int xtcam_cmd_rule_show_handle(struct xtcam_ctx *c, const char *block, __u32 handle,
 			       json_object **out, char *err, size_t errlen);
 int xtcam_cmd_counters_reset(struct xtcam_ctx *c, const char *block, char *err,
@@ -189,9 +201,9 @@ int xtcam_cmd_apply(struct xtcam_ctx *c, const struct xtcam_restore *rs,
  * folder without an xtcam registry is left as it is */
 /* The same into out, in memory that does not grow with the rules: one
  * committed state, read again while a writer changed the registry during
- * the read (spooled to a temporary file first).  With XTCAM_OPEN_READ:
- * -EAGAIN when a restore is under way or was cut short (open with the lock,
- * which repairs it, and save again). */
+ * the read (spooled to a temporary file first).  With XTCAM_OPEN_READ the
+ * blocks of a restore under way or cut short are left out (not committed);
+ * -EAGAIN when a writer committed during each of the reads. */
 int xtcam_cmd_save_file(struct xtcam_ctx *c, FILE *out, char *err, size_t errlen);
 int xtcam_cmd_flush(struct xtcam_ctx *c, char *err, size_t errlen);
 

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <json-c/json.h>
 
 /* a member of a JSON object: "" and 0 when it is missing */
@@ -34,5 +35,16 @@ int xtcam_cli_apply(int argc, char **argv, bool json, bool pretty);
 /* xtcam -batch FILE|- [-force]: each command line of the file run by
  * run(argc, argv) (argv[0] the program's name, as main() has it) */
 int xtcam_cli_batch(const char *file, bool force, int (*run)(int argc, char **argv));
+
+/* stdout into a temporary file until the read is known to be one
+ * committed state (spool.c): begin, restart to drop what was printed,
+ * end (copying it to the real stdout when copy).  0 or -errno. */
+struct cli_spool {
+	int saved;              /* the real stdout */
+	FILE *tmp;
+};
+int cli_spool_begin(struct cli_spool *s);
+int cli_spool_restart(struct cli_spool *s);
+int cli_spool_end(struct cli_spool *s, bool copy);
 
 #endif

@@ -388,10 +388,19 @@ static int do_block(int argc, char **argv)
 
 		if (argc > 2)
 			return usage_error("block show: [NAME], and nothing else");
-		if (!(c = open_ctx(NULL, 0, &rc)))
+		/* a reader, without the lock */
+		if (!(c = open_ctx(NULL, XTCAM_OPEN_READ, &rc)))
 			return rc;
+		err[0] = 0;
 		e = xtcam_cmd_block_show(c, argc == 2 ? argv[1] : NULL, &arr, err, sizeof(err));
 		xtcam_close(c);
+		if (e == -EAGAIN && !err[0]) {
+			/* a block bound to an offload device: its counters need the lock */
+			if (!(c = open_ctx(NULL, 0, &rc)))
+				return rc;
+			e = xtcam_cmd_block_show(c, argc == 2 ? argv[1] : NULL, &arr, err, sizeof(err));
+			xtcam_close(c);
+		}
 		if (e)
 			return fail(e, "block show: %s", err);
 		if (json_out)
@@ -592,13 +601,36 @@ static int rules_read(const char *block, const char *file, FILE *f,
 }
 
 /* `rule show NAME`: each rule printed as it is read (JSON: the same text
- * as the whole array), without the lock: other commands need not wait */
+ * as the whole array), without the lock: other commands need not wait.
+ * Into a spool (cli_spool) until the read is known to be one committed
+ * state: a writer that commits meanwhile makes the reader start over. */
+struct show_out {
+	struct xtcam_jstream js;
+	struct cli_spool sp;
+};
+
+static void show_begin(struct show_out *s)
+{
+	if (json_out)
+		xtcam_jstream_begin(&s->js, stdout, (pretty ? JSON_C_TO_STRING_PRETTY :
+						     JSON_C_TO_STRING_PLAIN) |
+						    JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
 static int print_one_rule(void *arg, json_object *o)
 {
+	struct show_out *s = arg;
 	json_object *one;
+	int e;
 
-	if (arg)
-		return xtcam_jstream_add(arg, o);
+	if (!o) {                       /* start over */
+		e = cli_spool_restart(&s->sp);
+		if (!e)
+			show_begin(s);
+		return e;
+	}
+	if (json_out)
+		return xtcam_jstream_add(&s->js, o);
 	one = json_object_new_array();
 	if (!one)
 		return -ENOMEM;
@@ -611,19 +643,31 @@ static int print_one_rule(void *arg, json_object *o)
 static int show_rules(struct xtcam_ctx *c, const char *block)
 {
 	char err[XTCAM_MSG_MAX];
-	struct xtcam_jstream js;
-	int e;
+	struct show_out s;
+	int e, w, rc = 0;
 
-	xtcam_unlock(c);
-	if (json_out)
-		xtcam_jstream_begin(&js, stdout, (pretty ? JSON_C_TO_STRING_PRETTY :
-						  JSON_C_TO_STRING_PLAIN) |
-						 JSON_C_TO_STRING_NOSLASHESCAPE);
-	e = xtcam_cmd_rule_show_each(c, block, print_one_rule, json_out ? &js : NULL, err,
-				     sizeof(err));
-	if (json_out)
-		xtcam_jstream_end(&js);
-	xtcam_close(c);
+	for (;;) {
+		err[0] = 0;
+		e = cli_spool_begin(&s.sp);
+		if (e) {
+			xtcam_close(c);
+			return fail(e, "rule show: a temporary file: %s", strerror(-e));
+		}
+		show_begin(&s);
+		xtcam_unlock(c);        /* (with the lock: held to open the block only) */
+		e = xtcam_cmd_rule_show_each(c, block, print_one_rule, &s, err, sizeof(err));
+		if (!e && json_out)
+			xtcam_jstream_end(&s.js);
+		xtcam_close(c);
+		w = cli_spool_end(&s.sp, !e);
+		if (e != -EAGAIN || err[0])
+			break;
+		/* bound to an offload device: its counters need the lock */
+		if (!(c = open_ctx(block, 0, &rc)))
+			return rc;
+	}
+	if (!e && w)
+		return fail(w, "rule show: cannot write it: %s", strerror(-w));
 	return e ? fail(e, "rule show: %s", err) : 0;
 }
 
@@ -679,7 +723,8 @@ static int do_rule(int argc, char **argv)
 		if (rc)
 			return rc;
 	}
-	if (!(c = open_ctx(block, 0, &rc))) {
+	/* show: a reader, without the lock */
+	if (!(c = open_ctx(block, !strcmp(v, "show") ? XTCAM_OPEN_READ : 0, &rc))) {
 		if (in && in != stdin)
 			fclose(in);
 		return rc;
@@ -772,8 +817,16 @@ static int do_rule(int argc, char **argv)
 
 		if (!handle)
 			return show_rules(c, block);
+		err[0] = 0;
 		e = xtcam_cmd_rule_show_handle(c, block, handle, &arr, err, sizeof(err));
 		xtcam_close(c);
+		if (e == -EAGAIN && !err[0]) {
+			/* bound to an offload device: its counters need the lock */
+			if (!(c = open_ctx(block, 0, &rc)))
+				return rc;
+			e = xtcam_cmd_rule_show_handle(c, block, handle, &arr, err, sizeof(err));
+			xtcam_close(c);
+		}
 		if (e)
 			return fail(e, "rule show: %s", err);
 		if (json_out)

@@ -247,11 +247,11 @@ int xtcam_dp_counters_read(struct xtcam_dp *dp, struct xtcam_dp_counters **out)
 	if (!t)
 		return -ENOMEM;
 	e = active_slots(dp, &v, &n);
-	if (!e) {
+	if (!e && n) {
 		qsort(v, n, sizeof(*v), cmp_idx);
 		e = slots_to_counters(dp, v, n);
 	}
-	if (!e) {
+	if (!e && n) {
 		qsort(v, n, sizeof(*v), cmp_idx);
 		e = read_counters(dp, v, n, t);
 	}
@@ -260,7 +260,8 @@ int xtcam_dp_counters_read(struct xtcam_dp *dp, struct xtcam_dp_counters **out)
 		xtcam_dp_counters_free(t);
 		return e;
 	}
-	qsort(t->e, t->n, sizeof(*t->e), cmp_ent);
+	if (t->n)       /* (qsort of no elements: t->e may be NULL) */
+		qsort(t->e, t->n, sizeof(*t->e), cmp_ent);
 	*out = t;
 	return 0;
 }

@@ -394,7 +394,7 @@ static int do_block(int argc, char **argv)
 		err[0] = 0;
 		e = xtcam_cmd_block_show(c, argc == 2 ? argv[1] : NULL, &arr, err, sizeof(err));
 		xtcam_close(c);
-		if (e == -EAGAIN) {	/* see xtcam_cmd_block_show() */
+		if (e == -EAGAIN && !err[0]) {
 			/* a block bound to an offload device: its counters need the lock */
 			if (!(c = open_ctx(NULL, 0, &rc)))
 				return rc;
@@ -644,7 +644,6 @@ static int show_rules(struct xtcam_ctx *c, const char *block)
 {
 	char err[XTCAM_MSG_MAX];
 	struct show_out s;
-	bool locked = false;    /* c is a reader's, without the lock */
 	int e, w, rc = 0;
 
 	for (;;) {
@@ -655,18 +654,17 @@ static int show_rules(struct xtcam_ctx *c, const char *block)
 			return fail(e, "rule show: a temporary file: %s", strerror(-e));
 		}
 		show_begin(&s);
+		xtcam_unlock(c);        /* (with the lock: held to open the block only) */
 		e = xtcam_cmd_rule_show_each(c, block, print_one_rule, &s, err, sizeof(err));
 		if (!e && json_out)
 			xtcam_jstream_end(&s.js);
 		xtcam_close(c);
 		w = cli_spool_end(&s.sp, !e);
-		if (e != -EAGAIN || locked)
+		if (e != -EAGAIN || err[0])
 			break;
-		/* bound to an offload device (its counters need the lock), or
-		 * writers committed during every read: read once with the lock */
+		/* bound to an offload device: its counters need the lock */
 		if (!(c = open_ctx(block, 0, &rc)))
 			return rc;
-		locked = true;
 	}
 	if (!e && w)
 		return fail(w, "rule show: cannot write it: %s", strerror(-w));
@@ -822,7 +820,7 @@ static int do_rule(int argc, char **argv)
 		err[0] = 0;
 		e = xtcam_cmd_rule_show_handle(c, block, handle, &arr, err, sizeof(err));
 		xtcam_close(c);
-		if (e == -EAGAIN) {	/* see xtcam_cmd_block_show() */
+		if (e == -EAGAIN && !err[0]) {
 			/* bound to an offload device: its counters need the lock */
 			if (!(c = open_ctx(block, 0, &rc)))
 				return rc;
@@ -873,7 +871,7 @@ static int do_save(int argc)
 		err[0] = 0;
 		e = xtcam_cmd_save_file(c, stdout, err, sizeof(err));
 		xtcam_close(c);
-		if (e == -EAGAIN) {	/* see xtcam_cmd_block_show() */
+		if (e == -EAGAIN && !err[0]) {
 			/* a restore to finish or undo first: with the lock */
 			if (!(c = open_ctx(NULL, 0, &rc)))
 				return rc;
@@ -886,7 +884,7 @@ static int do_save(int argc)
 	} else {
 		e = xtcam_cmd_save(c, &text, err, sizeof(err));
 		xtcam_close(c);
-		if (e == -EAGAIN) {	/* see xtcam_cmd_block_show() */
+		if (e == -EAGAIN && !err[0]) {
 			if (!(c = open_ctx(NULL, 0, &rc)))
 				return rc;
 			e = xtcam_cmd_save(c, &text, err, sizeof(err));

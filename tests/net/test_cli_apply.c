@@ -17,12 +17,7 @@ static char inst[32], file[96], file2[96];
 
 static void setup(void)
 {
-	if (geteuid())
-		cr_skip_test("needs root (BPF, namespaces)");
-	snprintf(inst, sizeof(inst), "xtcam-test-%d", (int)getpid());
-	setenv("XTCAM_INSTANCE", inst, 1);
-	if (!getenv("XTCAM_BIN"))
-		setenv("XTCAM_BIN", "build/xtcam", 1);
+	t_cli_instance(inst, sizeof(inst));
 	snprintf(file, sizeof(file), "/tmp/%s.conf", inst);
 	snprintf(file2, sizeof(file2), "/tmp/%s-2.conf", inst);
 }

@@ -18,12 +18,7 @@ static char inst[32], dir[64];
 
 static void setup(void)
 {
-	if (geteuid())
-		cr_skip_test("needs root (BPF, namespaces)");
-	snprintf(inst, sizeof(inst), "xtcam-test-%d", (int)getpid());
-	setenv("XTCAM_INSTANCE", inst, 1);
-	if (!getenv("XTCAM_BIN"))
-		setenv("XTCAM_BIN", "build/xtcam", 1);
+	t_cli_instance(inst, sizeof(inst));
 	snprintf(dir, sizeof(dir), "/tmp/%s-import", inst);
 	t_sh(NULL, "mkdir -p %s", dir);
 }

@@ -431,24 +431,53 @@ static bool lock_holder(int fd, char *buf, size_t len)
 	return pid;
 }
 
+/*
+ * The turnstile: an OFD lock on the lock file's first byte, taken before
+ * the flock and let go as soon as the flock is had.  Whoever waits for the
+ * flock waits holding the turnstile, so a holder that lets go of the lock
+ * and takes it again at once (a library context does, at each commit, and
+ * so does `-batch`) queues behind the waiter instead of taking the lock
+ * back: the lock changes hands after the commit under way.  (The flock
+ * alone has no queue: a process that asks for a free flock gets it, even
+ * with others waiting for it.)  0, -EAGAIN when another waiter has it,
+ * -errno.
+ */
+static int turnstile(int fd, short type)
+{
+	struct flock l = { .l_type = type, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+
+	if (!fcntl(fd, F_OFD_SETLK, &l))
+		return 0;
+	return errno == EACCES ? -EAGAIN : -errno;
+}
+
 /* Take the exclusive lock, waiting at most lock_wait_ms, and say after a
- * second whom we wait for. */
+ * second whom we wait for.  Through the turnstile: a waiter is served
+ * before a holder that comes back for the lock. */
 static int take_lock(int fd, const char *path, char *err, size_t errlen)
 {
 	char who[448];
-	__u64 t0;
-	bool told = false;
+	__u64 t0 = 0;
+	bool told = false, queued = false;
+	int e;
 
-	if (!flock(fd, LOCK_EX | LOCK_NB))
-		goto got;
-	if (errno != EWOULDBLOCK)
+	e = turnstile(fd, F_WRLCK);
+	if (e && e != -EAGAIN)
 		goto fail;
+	queued = !e;
+	if (queued && !flock(fd, LOCK_EX | LOCK_NB))
+		goto got;
+	if (queued && errno != EWOULDBLOCK)
+		goto fail_errno;
 	t0 = now_ms();
 	for (;;) {
 		__u64 waited = now_ms() - t0;
-		struct timespec pause = { 0, 10 * 1000000 };
+		/* next in line: the lock is ours as soon as it is let go */
+		struct timespec pause = { 0, (queued ? 1 : 10) * 1000000 };
 
 		if (lock_wait_ms >= 0 && waited >= (__u64)lock_wait_ms) {
+			if (queued)
+				turnstile(fd, F_UNLCK);
 			lock_holder(fd, who, sizeof(who));
 			if (!lock_wait_ms)
 				xtcam_set_err(err, errlen, "lock %s: held by %s; not waiting (-w 0)",
@@ -466,17 +495,28 @@ static int take_lock(int fd, const char *path, char *err, size_t errlen)
 			told = true;
 		}
 		nanosleep(&pause, NULL);
-		if (!flock(fd, LOCK_EX | LOCK_NB))
+		if (!queued) {
+			e = turnstile(fd, F_WRLCK);
+			if (e && e != -EAGAIN)
+				goto fail;
+			queued = !e;
+		}
+		if (queued && !flock(fd, LOCK_EX | LOCK_NB))
 			break;
-		if (errno != EWOULDBLOCK)
-			goto fail;
+		if (queued && errno != EWOULDBLOCK)
+			goto fail_errno;
 	}
 got:
+	turnstile(fd, F_UNLCK);
 	lock_note_holder(fd);
 	return 0;
+fail_errno:
+	e = -errno;
 fail:
-	xtcam_set_err(err, errlen, "lock %s: %s", path, strerror(errno));
-	return -errno;
+	if (queued)
+		turnstile(fd, F_UNLCK);
+	xtcam_set_err(err, errlen, "lock %s: %s", path, strerror(-e));
+	return e;
 }
 
 /* --- the instance's folder ---------------------------------------------------- */

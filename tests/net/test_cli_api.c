@@ -295,6 +295,85 @@ Test(cli_api, no_lock_between_commits)
 	handles_are("bl", "9 10", "at the end");
 }
 
+/*
+ * A controller that commits without pause does not lock the CLI out for
+ * longer than one commit: a CLI command waiting for the lock while the
+ * controller is in a commit (stopped there: XTCAM_STOP_AT=commit) gets
+ * the lock before the controller's next commit, which the controller
+ * asks for as soon as the first is done.  Both add handle 100: whoever
+ * comes second finds it in use.  (Without a queue, the controller, which
+ * asks again at once, takes the lock back before the waiting CLI looks.)
+ */
+Test(cli_api, waiting_cli_goes_before_the_next_commit)
+{
+	char err[XTCAM_CTL_ERR_MAX], *o = NULL;
+	pid_t ctl, cli;
+	int st, i;
+
+	XT_OK("block add bl capacity 64");
+	ctl = fork();
+	cr_assert_geq(ctl, 0);
+	if (!ctl) {
+		struct xtcam_ctl *c;
+		__u32 h = 0;
+		int e;
+
+		if (xtcam_ctl_open(&c, inst, err, sizeof(err)))
+			_exit(10);
+		setenv("XTCAM_STOP_AT", "commit", 1);
+		if (xtcam_ctl_rule_add(c, "bl", "prio 3 src_ip 192.0.2.1 action drop", &h))
+			_exit(11);
+		unsetenv("XTCAM_STOP_AT");
+		h = 100;
+		e = xtcam_ctl_rule_add(c, "bl", "prio 3 handle 100 src_ip 192.0.2.100 action drop",
+				       &h);
+		xtcam_ctl_close(c);
+		_exit(e == -EEXIST ? 0 : e ? 12 : 13);
+	}
+	cr_assert_eq(waitpid(ctl, &st, WUNTRACED), ctl);
+	cr_assert(WIFSTOPPED(st), "the controller stops in its first commit (status %#x)", st);
+	cli = fork();
+	cr_assert_geq(cli, 0);
+	if (!cli) {
+		int e = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (e >= 0) {
+			dup2(e, 1);
+			dup2(e, 2);
+		}
+		execl(getenv("XTCAM_BIN"), "xtcam", "-w", "20", "rule", "add", "bl", "prio", "4",
+		      "handle", "100", "src_ip", "192.0.2.200", "action", "pass", (char *)NULL);
+		_exit(127);
+	}
+	/* the CLI says it waits (after a second of waiting) */
+	for (i = 0; i < 100; i++) {
+		free(o);
+		o = NULL;
+		t_sh(&o, "cat %s", errf);
+		if (o && strstr(o, "waiting for the lock"))
+			break;
+		usleep(50000);
+	}
+	cr_assert(o && strstr(o, "waiting for the lock"), "the CLI waits: %s", o);
+	free(o);
+	o = NULL;
+	kill(ctl, SIGCONT);
+	cr_assert_eq(waitpid(cli, &st, 0), cli);
+	t_sh(&o, "cat %s", errf);
+	cr_assert(WIFEXITED(st) && !WEXITSTATUS(st),
+		  "the waiting CLI had the lock before the controller's next commit: %s", o);
+	free(o);
+	cr_assert_eq(waitpid(ctl, &st, 0), ctl);
+	cr_assert(WIFEXITED(st) && !WEXITSTATUS(st),
+		  "the controller's next commit came after the CLI's (handle 100 in use): "
+		  "status %#x", st);
+	handles_are("bl", "1 100", "at the end");
+	o = NULL;
+	t_xtcam(&o, "rule show bl handle 100");
+	cr_assert(o && strstr(o, "192.0.2.200"), "handle 100 is the CLI's rule: %s", o);
+	free(o);
+}
+
 /* Batches of 1000 changes killed at random moments (and at each crash
  * point): the block has the rules before the batch or after it, never a
  * part; the next command repairs what the kill left. */

@@ -29,6 +29,7 @@ at_exit() { cleanups+=("$*"); }
 run_cleanups() {
 	local i
 	"$XTCAM" flush >/dev/null 2>&1 || true
+	rm -f "/run/$XTCAM_INSTANCE.lock"
 	for ((i = ${#cleanups[@]} - 1; i >= 0; i--)); do eval "${cleanups[$i]}" || true; done
 }
 trap run_cleanups EXIT

@@ -1095,6 +1095,18 @@ static void hw_init(struct xtcam_ctx *ctx)
 	INIT_LIST_HEAD(&ctx->hw_idents);
 }
 
+/* A device's counters are read through the image of the device that a
+ * writer's open rebuilds in the core. */
+static int hw_view_ro(struct xtcam_ctx *ctx, const struct xtcam_block_rec *rec,
+		      const struct xtcam_bind_rec *bind, struct xtcam_rview *v)
+{
+	(void)ctx;
+	(void)rec;
+	(void)bind;
+	(void)v;
+	return -EAGAIN;
+}
+
 const struct xtcam_driver_ops xtcam_hw_ops = {
 	.setup = hw_setup,
 	.init = hw_init,
@@ -1106,6 +1118,7 @@ const struct xtcam_driver_ops xtcam_hw_ops = {
 	.undo = hw_undo,
 	.orphans = hw_orphans,
 	.reconcile = hw_reconcile,
+	.view_ro = hw_view_ro,
 	.rule_counters = hw_rule_stats,
 	.counters_reset = hw_counters_reset,
 };

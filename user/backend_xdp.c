@@ -585,6 +585,22 @@ static void xdp_view(struct xtcam_block *b, struct xtcam_rview *v)
 	snprintf(v->default_ns, sizeof(v->default_ns), "%s", x->default_ns);
 }
 
+static int xdp_view_ro(struct xtcam_ctx *ctx, const struct xtcam_block_rec *rec,
+		       const struct xtcam_bind_rec *bind, struct xtcam_rview *v)
+{
+	char dir[256];
+	int e;
+
+	snprintf(v->default_ns, sizeof(v->default_ns), "%s", bind->netns);
+	e = xtcam_state_block_dir(ctx->st, rec->name, "xdp", dir, sizeof(dir));
+	if (!e)
+		e = xtcam_dp_open_pinned_ro(dir, &v->own);
+	if (e == -ENOENT)
+		e = 0;          /* unbound meanwhile */
+	v->dp = v->own;
+	return e;
+}
+
 static int xdp_rule_counters(const struct xtcam_rview *v, __u32 handle,
 			     struct xtcam_counter *sum)
 {
@@ -753,6 +769,7 @@ const struct xtcam_driver_ops xtcam_xdp_ops = {
 	.orphans = xdp_orphans,
 	.reconcile = xdp_reconcile,
 	.view = xdp_view,
+	.view_ro = xdp_view_ro,
 	.rule_counters = xdp_rule_counters,
 	.counters_snapshot = xdp_counters_snapshot,
 	.snapshot_counters = xdp_snapshot_counters,

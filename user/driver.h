@@ -94,6 +94,13 @@ struct xtcam_driver_ops {
 	/* Optional: with the lock, fill in what this backend holds of block
 	 * b in the view (the XDP data path and its redirects' namespace). */
 	void (*view)(struct xtcam_block *b, struct xtcam_rview *v);
+	/* Without the lock (a reader, no core): fill in the view of block
+	 * rec from bind, the first active binding of the block through this
+	 * backend, read-only, repairing nothing.  -EAGAIN when this backend's
+	 * counters can only be read through the core, with the lock.  NULL:
+	 * nothing to read. */
+	int (*view_ro)(struct xtcam_ctx *ctx, const struct xtcam_block_rec *rec,
+		       const struct xtcam_bind_rec *bind, struct xtcam_rview *v);
 	int (*rule_counters)(const struct xtcam_rview *v, __u32 handle, struct xtcam_counter *sum);
 	/* Optional, for a listing of the whole block: the counters of all
 	 * its rules read at once into *snap (NULL: nothing to read), a rule's

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
  * What `rule show` and `block show` read of a block besides the registry:
- * its XDP data path (rule counters, misses, tuples) and, with the lock,
- * its block in the core (the hw backend's device counters).  A reader
- * without the lock has no core: it opens the data path read-only itself
- * and repairs nothing (see xtcam_dp_open_pinned_ro()).
+ * what its backends hold (rule counters, misses, tuples).  With the lock,
+ * the core's block and each backend's view() of it; a reader without the
+ * lock has no core: each backend's view_ro() opens what it can read-only
+ * and repairs nothing (the XDP data path: xtcam_dp_open_pinned_ro()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,9 +17,8 @@ int xtcam_rview_get(struct xtcam_ctx *c, const struct xtcam_block_rec *rec,
 {
 	struct xtcam_bind_key *keys = NULL;
 	struct xtcam_bind_rec *own = NULL;
-	const struct xtcam_bind_rec *xdp = NULL;
-	char dir[256];
-	size_t i;
+	const struct xtcam_driver_ops *done[XTCAM_NDRIVERS];
+	size_t i, n_done = 0;
 	int e = 0;
 
 	memset(v, 0, sizeof(*v));
@@ -37,29 +36,27 @@ int xtcam_rview_get(struct xtcam_ctx *c, const struct xtcam_block_rec *rec,
 			return e;
 		recs = own;
 	}
-	/* its bindings as a restore would find them: the first XDP one names
+	/* the first active binding of each backend: the first XDP one names
 	 * the namespace of redirects without one */
-	for (i = 0; i < nk; i++) {
+	for (i = 0; !e && i < nk; i++) {
+		const struct xtcam_driver *d;
+		size_t j;
+
 		if (recs[i].state != XTCAM_BIND_ACTIVE || strncmp(recs[i].block, rec->name,
 								   sizeof(recs[i].block)))
 			continue;
-		if (!strcmp(recs[i].mode, "hw")) {
-			e = -EAGAIN;    /* device counters: only through the core */
-			goto out;
-		}
-		if (!xdp)
-			xdp = &recs[i];
+		d = xtcam_driver_named(c, recs[i].mode);
+		if (!d || !d->ops->view_ro)
+			continue;
+		for (j = 0; j < n_done && done[j] != d->ops; j++)
+			;
+		if (j < n_done)
+			continue;
+		done[n_done++] = d->ops;
+		e = d->ops->view_ro(c, rec, &recs[i], v);
 	}
-	if (xdp) {
-		snprintf(v->default_ns, sizeof(v->default_ns), "%s", xdp->netns);
-		e = xtcam_state_block_dir(c->st, rec->name, "xdp", dir, sizeof(dir));
-		if (!e)
-			e = xtcam_dp_open_pinned_ro(dir, &v->own);
-		if (e == -ENOENT)
-			e = 0;          /* unbound meanwhile */
-		v->dp = v->own;
-	}
-out:
+	if (e)
+		xtcam_rview_put(v);
 	free(keys);
 	free(own);
 	return e;

@@ -1742,26 +1742,32 @@ static int write_gen(struct txn *t, __u32 gen)
 	return err;
 }
 
+/* The counters of new rules zeroed a chunk at a time (a counter is a
+ * value per CPU: the whole batch's would be that many times its size). */
 static int zero_counters(struct txn *t)
 {
 	struct xtcam_dp *dp = t->dp;
-	size_t usz = dp_usz(dp, XTCAM_MAP_COUNTERS), i;
+	size_t usz = dp_usz(dp, XTCAM_MAP_COUNTERS), i, k;
+	size_t cap = t->nzcnts < WRITE_CHUNK ? t->nzcnts : WRITE_CHUNK;
 	__u64 *keys;
 	void *vals;
-	int err;
+	int err = 0;
 
 	if (!t->nzcnts)
 		return 0;
-	keys = malloc(t->nzcnts * sizeof(*keys));
-	vals = calloc(t->nzcnts, usz);
+	keys = malloc(cap * sizeof(*keys));
+	vals = calloc(cap, usz);
 	if (!keys || !vals) {
 		free(keys);
 		free(vals);
 		return -ENOMEM;
 	}
-	for (i = 0; i < t->nzcnts; i++)
-		keys[i] = t->zcnts[i];
-	err = dp_write(dp, XTCAM_MAP_COUNTERS, keys, vals, t->nzcnts);
+	for (i = 0; !err && i < t->nzcnts; i += k) {
+		k = t->nzcnts - i < cap ? t->nzcnts - i : cap;
+		for (size_t j = 0; j < k; j++)
+			keys[j] = t->zcnts[i + j];
+		err = dp_write(dp, XTCAM_MAP_COUNTERS, keys, vals, k);
+	}
 	free(keys);
 	free(vals);
 	return err;

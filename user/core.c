@@ -668,7 +668,10 @@ static int rules_apply(struct xtcam_block *b, const struct xtcam_rule_op *ops,
 
 	if (!n)
 		return 0;
-	err = batch_prepare(b, ops, n, notify, &bt, errmsg, errmsg_len);
+	/* the inverse undoes the callbacks before one that refuses: with one
+	 * callback (or none) there is nothing to undo, and no need for it */
+	err = batch_prepare(b, ops, n, notify && !list_empty(&b->cb_list) &&
+			    !list_is_singular(&b->cb_list), &bt, errmsg, errmsg_len);
 	if (err)
 		return err;
 	if (notify) {

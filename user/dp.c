@@ -516,7 +516,7 @@ struct slotinfo {
 
 /* Records and actions of rules this transaction places, on their way to
  * the maps (fresh slots: nothing refers to them before the flip). */
-#define FRESH_CHUNK 65536
+#define FRESH_CHUNK 8192
 
 struct fresh {
 	__u64 keys[FRESH_CHUNK];
@@ -525,8 +525,19 @@ struct fresh {
 	size_t n;
 };
 
+/* The rules' cache entries, allocated a slab at a time: a batch of a
+ * million rules costs their size, not a malloc chunk each. */
+#define RSLAB 4096
+
+struct rslab {
+	struct rslab *next;
+	size_t n;
+	struct rentry e[RSLAB];
+};
+
 struct txn {
 	struct xtcam_dp *dp;
+	struct rslab *slab;
 	struct slotinfo *si;               /* by slot, where si_have has its bit */
 	__u64 *si_have;
 	struct fresh *fresh;
@@ -635,9 +646,17 @@ static struct rentry *rget(struct txn *t, __u32 handle)
 
 	if (e)
 		return e;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return NULL;
+	if (!t->slab || t->slab->n == RSLAB) {
+		struct rslab *sl = malloc(sizeof(*sl));
+
+		if (!sl)
+			return NULL;
+		sl->next = t->slab;
+		sl->n = 0;
+		t->slab = sl;
+	}
+	e = &t->slab->e[t->slab->n];
+	memset(e, 0, sizeof(*e));
 	if (t->empty) {
 		e->absent = true;
 	} else {
@@ -647,16 +666,15 @@ static struct rentry *rget(struct txn *t, __u32 handle)
 		if (err == -ENOENT) {
 			e->absent = true;
 		} else if (err) {
-			free(e);
 			errno = -err;
 			return NULL;
 		}
 	}
 	if (u64map_put(&t->rules, handle, e)) {
-		free(e);
 		errno = ENOMEM;
 		return NULL;
 	}
+	t->slab->n++;           /* taken */
 	return e;
 }
 
@@ -742,7 +760,13 @@ static void txn_free(struct txn *t)
 		free(t->mr[i].loaded);
 		free(t->mr[i].dirty);
 	}
-	u64map_free(&t->rules, free);
+	u64map_free(&t->rules, NULL);
+	while (t->slab) {
+		struct rslab *sl = t->slab;
+
+		t->slab = sl->next;
+		free(sl);
+	}
 	free(t->fslots);
 	free(t->fcnts);
 	free(t->zcnts);
@@ -1560,7 +1584,7 @@ static int do_remove(struct txn *t, __u32 handle, __u32 *cnt_out)
 
 /* The dirty elements of a mirror, written in chunks: memory for a chunk,
  * not for every element a large batch touched. */
-#define WRITE_CHUNK 65536
+#define WRITE_CHUNK 8192
 
 static int write_mirror(struct txn *t, int m, __u32 gen)
 {
@@ -1629,39 +1653,64 @@ static int write_tlists(struct txn *t, __u32 gen)
 	return err;
 }
 
-static int write_gen(struct txn *t, __u32 gen)
+/* The rules' entries of a generation, written and deleted a chunk at a
+ * time: memory for a chunk, not for every rule of a large batch. */
+static int write_rules(struct txn *t, __u32 gen)
 {
 	struct xtcam_dp *dp = t->dp;
 	struct u64map_ent *e;
-	size_t nd = 0, nu = 0, cap = t->rules.n;
-	__u64 *dk = NULL, *uk = NULL;
-	struct xtcam_hval *uv = NULL;
+	size_t nd = 0, nu = 0, cap = t->rules.n < WRITE_CHUNK ? t->rules.n : WRITE_CHUNK;
+	__u64 *dk, *uk;
+	struct xtcam_hval *uv;
 	int err = 0;
 
-	if (cap) {
-		dk = malloc(cap * sizeof(*dk));
-		uk = malloc(cap * sizeof(*uk));
-		uv = malloc(cap * sizeof(*uv));
-		if (!dk || !uk || !uv) {
-			err = -ENOMEM;
-			goto out;
-		}
-		u64map_for_each(&t->rules, e) {
-			struct rentry *re = e->val;
+	if (!cap)
+		return 0;
+	dk = malloc(cap * sizeof(*dk));
+	uk = malloc(cap * sizeof(*uk));
+	uv = malloc(cap * sizeof(*uv));
+	if (!dk || !uk || !uv) {
+		err = -ENOMEM;
+		goto out;
+	}
+	u64map_for_each(&t->rules, e) {
+		struct rentry *re = e->val;
 
-			if (!re->dirty)
-				continue;
-			if (re->absent) {
-				dk[nd++] = dp_abs_key(dp, XTCAM_MAP_RULES, e->key, gen);
-			} else {
-				uk[nu] = dp_abs_key(dp, XTCAM_MAP_RULES, e->key, gen);
-				uv[nu++] = re->v;
-			}
+		if (!re->dirty)
+			continue;
+		if (re->absent) {
+			dk[nd++] = dp_abs_key(dp, XTCAM_MAP_RULES, e->key, gen);
+		} else {
+			uk[nu] = dp_abs_key(dp, XTCAM_MAP_RULES, e->key, gen);
+			uv[nu++] = re->v;
+		}
+		if (nd == cap) {
+			if ((err = dp_del(dp, XTCAM_MAP_RULES, dk, nd)))
+				goto out;
+			nd = 0;
+		}
+		if (nu == cap) {
+			if ((err = dp_write(dp, XTCAM_MAP_RULES, uk, uv, nu)))
+				goto out;
+			nu = 0;
 		}
 	}
 	err = dp_del(dp, XTCAM_MAP_RULES, dk, nd);
 	if (!err)
 		err = dp_write(dp, XTCAM_MAP_RULES, uk, uv, nu);
+out:
+	free(dk);
+	free(uk);
+	free(uv);
+	return err;
+}
+
+static int write_gen(struct txn *t, __u32 gen)
+{
+	struct xtcam_dp *dp = t->dp;
+	int err;
+
+	err = write_rules(t, gen);
 	if (!err)
 		err = write_mirror(t, XTCAM_MAP_BUCKETS, gen);
 	if (!err)
@@ -1690,33 +1739,35 @@ static int write_gen(struct txn *t, __u32 gen)
 		t->gen.ntuples = t->ntup;
 		err = dp_write1(dp, XTCAM_MAP_GENS, gen, &t->gen);
 	}
-out:
-	free(dk);
-	free(uk);
-	free(uv);
 	return err;
 }
 
+/* The counters of new rules zeroed a chunk at a time (a counter is a
+ * value per CPU: the whole batch's would be that many times its size). */
 static int zero_counters(struct txn *t)
 {
 	struct xtcam_dp *dp = t->dp;
-	size_t usz = dp_usz(dp, XTCAM_MAP_COUNTERS), i;
+	size_t usz = dp_usz(dp, XTCAM_MAP_COUNTERS), i, k;
+	size_t cap = t->nzcnts < WRITE_CHUNK ? t->nzcnts : WRITE_CHUNK;
 	__u64 *keys;
 	void *vals;
-	int err;
+	int err = 0;
 
 	if (!t->nzcnts)
 		return 0;
-	keys = malloc(t->nzcnts * sizeof(*keys));
-	vals = calloc(t->nzcnts, usz);
+	keys = malloc(cap * sizeof(*keys));
+	vals = calloc(cap, usz);
 	if (!keys || !vals) {
 		free(keys);
 		free(vals);
 		return -ENOMEM;
 	}
-	for (i = 0; i < t->nzcnts; i++)
-		keys[i] = t->zcnts[i];
-	err = dp_write(dp, XTCAM_MAP_COUNTERS, keys, vals, t->nzcnts);
+	for (i = 0; !err && i < t->nzcnts; i += k) {
+		k = t->nzcnts - i < cap ? t->nzcnts - i : cap;
+		for (size_t j = 0; j < k; j++)
+			keys[j] = t->zcnts[i + j];
+		err = dp_write(dp, XTCAM_MAP_COUNTERS, keys, vals, k);
+	}
 	free(keys);
 	free(vals);
 	return err;
@@ -2613,6 +2664,7 @@ static int flip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 	if (!e) {
 		txn_tidy(&t);
 		plan_cuts(&t, ops, n);
+		e = u64map_reserve(&t.rules, n);
 	}
 	for (i = 0; !e && i < n; i++) {
 		const struct xtcam_dp_op *op = &ops[i];

@@ -1519,7 +1519,7 @@ out:
 
 /* The batch in chunks (each handle is named once in a batch, so each chunk
  * keeps the order above on its own): memory for a chunk, not the batch. */
-#define WRITE_CHUNK 65536
+#define WRITE_CHUNK 8192
 
 static int write_ops(struct xtcam_state *st, __u32 id, __u32 gen,
 		     const struct xtcam_rule_op *ops, size_t n, const char *phase)

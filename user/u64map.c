@@ -64,6 +64,17 @@ static int grow(struct u64map *m)
 	return 0;
 }
 
+int u64map_reserve(struct u64map *m, size_t n)
+{
+	while (n * 4 > m->cap * 3) {
+		int err = grow(m);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int u64map_put(struct u64map *m, uint64_t key, void *val)
 {
 	size_t i;

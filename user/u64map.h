@@ -21,6 +21,9 @@ void u64map_init(struct u64map *m);
 /* frees the table; calls free_val on each value when not NULL */
 void u64map_free(struct u64map *m, void (*free_val)(void *));
 void *u64map_get(const struct u64map *m, uint64_t key);
+/* room for n entries without growing on the way (one table, not the
+ * table and its predecessor at once); returns 0 or -ENOMEM */
+int u64map_reserve(struct u64map *m, size_t n);
 /* val must not be NULL; replaces; returns 0 or -ENOMEM */
 int u64map_put(struct u64map *m, uint64_t key, void *val);
 /* returns the removed value or NULL */

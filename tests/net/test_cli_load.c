@@ -158,6 +158,38 @@ Test(cli_load, load_memory_is_a_few_hundred_bytes_a_rule, .timeout = 300)
 		     kib * 1024 / 100000);
 }
 
+/* a load into a bound block: the data path's transaction (its mirrors,
+ * its batches to the maps) and the registry's writes work in chunks, not
+ * in copies of the whole batch: 100,000 rules bound native take well under
+ * 720 bytes each at the peak, and every one of them is in the block */
+Test(cli_load, bound_load_memory_is_a_few_hundred_bytes_a_rule, .timeout = 300)
+{
+	char path[96], args[160], *o = NULL;
+	struct t_pair p;
+	long kib;
+
+	if (strstr(getenv("XTCAM_BIN"), "asan"))
+		cr_skip_test("the sanitizers' memory is not the load's");
+	cr_assert_eq(t_pair_make(&p, "m"), 0);
+	snprintf(path, sizeof(path), "%s/bound.rules", dir);
+	rules_file(path, 100000, 6);
+	XT_OK("block add bound capacity 120000");
+	XT_OK("bind bound dev %s netns %s mode native", p.a, p.ns_a);
+	snprintf(args, sizeof(args), "rule load bound %s", path);
+	kib = peak_kib(args);
+	cr_assert_eq(rules_of("bound"), 100000);
+	cr_assert_eq(t_xtcam(&o, "-j block show bound"), 0, "%s", o);
+	cr_assert_eq(t_json_ll(o, "0.entries"), 100000, "%s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "rule show bound handle 100000"), 0, "%s", o);
+	cr_assert(strstr(o, "10.6.134.159"), "%s", o);
+	free(o);
+	cr_assert_lt(kib * 1024 / 100000, 720, "peak RSS %ld KiB: %ld bytes a rule", kib,
+		     kib * 1024 / 100000);
+	XT_OK("unbind bound dev %s netns %s", p.a, p.ns_a);
+	t_pair_free(&p);
+}
+
 /* progress on stderr when it is a terminal (script gives the command a
  * pty), nothing when it is a pipe; the second's wait forced to 0 */
 Test(cli_load, progress_on_a_terminal_only, .timeout = 300)

@@ -602,11 +602,14 @@ static int rules_read(const char *block, const char *file, FILE *f,
 
 /* `rule show NAME`: each rule printed as it is read (JSON: the same text
  * as the whole array), without the lock: other commands need not wait.
- * Into a spool (cli_spool) until the read is known to be one committed
- * state: a writer that commits meanwhile makes the reader start over. */
+ * The generation read is pinned for the read; through a spool
+ * (cli_spool), passed on as stdout takes it without waiting, the rest
+ * once the pin is let go. */
+#define SHOW_PUMP 64            /* rules between two passes to stdout */
 struct show_out {
 	struct xtcam_jstream js;
 	struct cli_spool sp;
+	size_t n;
 };
 
 static void show_begin(struct show_out *s)
@@ -629,15 +632,21 @@ static int print_one_rule(void *arg, json_object *o)
 			show_begin(s);
 		return e;
 	}
-	if (json_out)
-		return xtcam_jstream_add(&s->js, o);
-	one = json_object_new_array();
-	if (!one)
-		return -ENOMEM;
-	json_object_array_add(one, json_object_get(o));
-	print_rules_text(one);
-	json_object_put(one);
-	return 0;
+	if (json_out) {
+		e = xtcam_jstream_add(&s->js, o);
+	} else {
+		one = json_object_new_array();
+		if (!one)
+			return -ENOMEM;
+		json_object_array_add(one, json_object_get(o));
+		print_rules_text(one);
+		json_object_put(one);
+		e = 0;
+	}
+	/* the first rule at once, then every so many */
+	if (!e && (!s->n++ || !(s->n % SHOW_PUMP)))
+		e = cli_spool_pump(&s->sp);
+	return e;
 }
 
 static int show_rules(struct xtcam_ctx *c, const char *block)
@@ -654,6 +663,7 @@ static int show_rules(struct xtcam_ctx *c, const char *block)
 			return fail(e, "rule show: a temporary file: %s", strerror(-e));
 		}
 		show_begin(&s);
+		s.n = 0;
 		xtcam_unlock(c);        /* (with the lock: held to open the block only) */
 		e = xtcam_cmd_rule_show_each(c, block, print_one_rule, &s, err, sizeof(err));
 		if (!e && json_out)

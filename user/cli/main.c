@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
+#include "xtcam/compile.h"
 #include "xtcam/jstream.h"
 #include "xtcam/loader.h"
 #include "xtcam/syntax.h"
@@ -649,6 +650,42 @@ static int print_one_rule(void *arg, json_object *o)
 	return e;
 }
 
+/* the text of print_rules_text, from the rule itself */
+static int print_one_raw(void *arg, const struct xtcam_shown *r)
+{
+	const struct xtcam_rule_action *a;
+	struct show_out *s = arg;
+	char m[4096];
+	int e;
+
+	if (!r)
+		return print_one_rule(arg, NULL);
+	a = &r->rule->action;
+	e = xtcam_rule_match_format(r->rule, r->spec, m, sizeof(m));
+	if (e < 0)
+		return e;
+	printf("handle %u prio %u%s action %s", r->rule->handle, r->rule->prio, m,
+	       xtcam_action_name(a->type));
+	if (a->type == XTCAM_ACT_REDIRECT) {
+		char dev[sizeof(a->dev) + 1], ns[sizeof(a->netns) + 1], d[256], n[1024];
+
+		snprintf(dev, sizeof(dev), "%.*s", (int)sizeof(a->dev), a->dev);
+		snprintf(ns, sizeof(ns), "%.*s", (int)sizeof(a->netns), a->netns);
+		printf(" dev %s%s%s", esc(d, sizeof(d), dev), ns[0] ? " netns " : "",
+		       esc(n, sizeof(n), ns));
+	} else if (a->type == XTCAM_ACT_CPU) {
+		printf(" %u", a->cpu);
+	}
+	printf("\n    entries %u packets %llu bytes %llu", xtcam_rule_entries(r->rule),
+	       (unsigned long long)r->packets, (unsigned long long)r->bytes);
+	if (r->last_used >= 0)
+		printf(" used %.1fs ago", r->last_used);
+	fputc('\n', stdout);
+	if (!s->n++ || !(s->n % SHOW_PUMP))
+		return cli_spool_pump(&s->sp);
+	return 0;
+}
+
 static int show_rules(struct xtcam_ctx *c, const char *block)
 {
 	char err[XTCAM_MSG_MAX];
@@ -665,7 +702,9 @@ static int show_rules(struct xtcam_ctx *c, const char *block)
 		show_begin(&s);
 		s.n = 0;
 		xtcam_unlock(c);        /* (with the lock: held to open the block only) */
-		e = xtcam_cmd_rule_show_each(c, block, print_one_rule, &s, err, sizeof(err));
+		e = json_out ? xtcam_cmd_rule_show_each(c, block, print_one_rule, &s, err,
+							sizeof(err)) :
+			       xtcam_cmd_rule_show_raw(c, block, print_one_raw, &s, err, sizeof(err));
 		if (!e && json_out)
 			xtcam_jstream_end(&s.js);
 		xtcam_close(c);

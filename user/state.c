@@ -481,10 +481,6 @@ fail:
 	return -errno;
 }
 
-/* --- the instance's folder ---------------------------------------------------- */
-
-/* The folder must be a directory of its own on bpffs: through a symbolic
- * link the pins (and a flush) would land in the link's target. */
 /* --- the generations' pins -------------------------------------------------- */
 
 /*
@@ -615,6 +611,10 @@ static void gen_release(struct xtcam_state *st, __u32 id, __u32 gen)
 	pin_set(st, id, gen, F_UNLCK, false);
 }
 
+/* --- the instance's folder ---------------------------------------------------- */
+
+/* The folder must be a directory of its own on bpffs: through a symbolic
+ * link the pins (and a flush) would land in the link's target. */
 static int check_root(const char *root, char *err, size_t errlen)
 {
 	struct stat s;

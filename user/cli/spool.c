@@ -17,6 +17,9 @@
 #include <unistd.h>
 #include "cli.h"
 
+/* what the file may hold of what is out already */
+#define SPOOL_KEEP (1 << 20)
+
 int cli_spool_begin(struct cli_spool *s)
 {
 	struct stat st;
@@ -89,8 +92,10 @@ int cli_spool_pump(struct cli_spool *s)
 			return errno == EINTR || errno == EAGAIN ? 0 : -errno;
 		s->rd += w;
 	}
-	/* all of it out: the file starts again */
-	if (end && (ftruncate(STDOUT_FILENO, 0) || lseek(STDOUT_FILENO, 0, SEEK_SET) < 0))
+	/* all of it out: the file starts again, once it is worth a truncate */
+	if (end < SPOOL_KEEP)
+		return 0;
+	if (ftruncate(STDOUT_FILENO, 0) || lseek(STDOUT_FILENO, 0, SEEK_SET) < 0)
 		return -errno;
 	s->rd = 0;
 	return 0;

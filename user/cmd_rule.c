@@ -164,6 +164,10 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	}
 	xtcam_trace("check");
 	e = xtcam_state_rules_stage(c->st, &rec, ops, n);
+	if (e == -ETIMEDOUT && c->st->why[0]) {
+		xtcam_set_err(err, errlen, "%s", c->st->why);
+		return e;
+	}
 	if (e) {
 		xtcam_set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
 		return e;
@@ -554,21 +558,29 @@ int xtcam_cmd_rule_flush(struct xtcam_ctx *c, const char *block, char *err, size
 	return xtcam_cmd_rule_load(c, block, NULL, 0, true, false, err, errlen);
 }
 
+/* its counters on every backend the block is bound through */
+static void rule_counters(struct xtcam_ctx *c, const struct xtcam_rview *v, void *const *snaps,
+			  const struct xtcam_rule *r, struct xtcam_counter *cnt)
+{
+	size_t k;
+
+	*cnt = (struct xtcam_counter){ 0 };
+	for (k = 0; k < c->nimpl; k++)
+		if (snaps && snaps[k])
+			c->impl[k]->snapshot_counters(snaps[k], r->handle, cnt);
+		else
+			c->impl[k]->rule_counters(v, r->handle, cnt);
+}
+
 /* One rule as `rule show` prints it, with its counters. */
 static json_object *rule_json(struct xtcam_ctx *c, const struct xtcam_rview *v,
 			      void *const *snaps, const struct xtcam_rule *r,
 			      const struct timespec *now)
 {
-	struct xtcam_counter cnt = { 0 };
+	struct xtcam_counter cnt;
 	json_object *o = json_object_new_object();
-	size_t k;
 
-	/* its counters on every backend the block is bound through */
-	for (k = 0; k < c->nimpl; k++)
-		if (snaps && snaps[k])
-			c->impl[k]->snapshot_counters(snaps[k], r->handle, &cnt);
-		else
-			c->impl[k]->rule_counters(v, r->handle, &cnt);
+	rule_counters(c, v, snaps, r, &cnt);
 	json_object_object_add(o, "handle", json_object_new_int64(r->handle));
 	json_object_object_add(o, "prio", json_object_new_int64(r->prio));
 	json_object_object_add(o, "match", xtcam_rule_match_json(r, &v->spec));
@@ -605,6 +617,7 @@ struct show_walk {
 	struct timespec now;
 	size_t n;
 	int (*fn)(void *arg, json_object *rule);
+	int (*raw)(void *arg, const struct xtcam_shown *rule);
 	void *arg;
 };
 
@@ -622,15 +635,30 @@ static int show_one(void *arg, const struct xtcam_rule *r)
 			    w->c->impl[k]->counters_snapshot(w->v, &w->snaps[k]))
 				w->snaps[k] = NULL;     /* one by one, then */
 	}
-	o = rule_json(w->c, w->v, w->snaps, r, &w->now);
-	if (!o)
-		return -ENOMEM;
-	e = w->fn(w->arg, o);
-	json_object_put(o);
-	/* without the lock: a commit meanwhile makes what was read a mix of
-	 * two states (the generation read is being caught up): start over */
-	if (!e && (w->c->flags & XTCAM_OPEN_READ) && !(++w->n % SHOW_CHECK))
-		e = xtcam_state_block_moved(w->c->st, w->rec);
+	if (w->raw) {
+		struct xtcam_shown s = { r, &w->v->spec, 0, 0, -1 };
+		struct xtcam_counter cnt;
+
+		rule_counters(w->c, w->v, w->snaps, r, &cnt);
+		s.packets = cnt.packets;
+		s.bytes = cnt.bytes;
+		if (cnt.last_hit) {
+			__u64 t = (__u64)w->now.tv_sec * 1000000000ull + (__u64)w->now.tv_nsec;
+
+			s.last_used = t > cnt.last_hit ? (double)(t - cnt.last_hit) / 1e9 : 0;
+		}
+		e = w->raw(w->arg, &s);
+	} else {
+		o = rule_json(w->c, w->v, w->snaps, r, &w->now);
+		if (!o)
+			return -ENOMEM;
+		e = w->fn(w->arg, o);
+		json_object_put(o);
+	}
+	/* the generation read is pinned: writers commit meanwhile but write
+	 * into it only once the pin is let go; checked all the same */
+	if (!e && !(++w->n % SHOW_CHECK))
+		e = xtcam_state_block_pin_check(w->c->st, w->rec);
 	return e;
 }
 
@@ -642,15 +670,20 @@ static int read_err(const char *block, int e, char *err, size_t errlen)
 			      "of it: try again", block, XTCAM_READ_PASSES);
 	else if (e == -ENOENT)
 		xtcam_set_err(err, errlen, "block %s: no such block", block);
+	else if (e == -EUCLEAN)
+		xtcam_set_err(err, errlen, "block %s: its rules were written while they were "
+			      "read, under the reader's pin (a bug): the listing is not whole",
+			      block);
 	else if (e < 0)
 		xtcam_set_err(err, errlen, "block %s: cannot read its rules: %s", block,
 			      strerror(-e));
 	return e;
 }
 
-int xtcam_cmd_rule_show_each(struct xtcam_ctx *c, const char *block,
-			     int (*fn)(void *arg, json_object *rule), void *arg,
-			     char *err, size_t errlen)
+static int show_each(struct xtcam_ctx *c, const char *block,
+		     int (*fn)(void *arg, json_object *rule),
+		     int (*raw)(void *arg, const struct xtcam_shown *rule), void *arg,
+		     char *err, size_t errlen)
 {
 	bool ro = c->flags & XTCAM_OPEN_READ;
 	struct xtcam_block_rec rec;
@@ -659,36 +692,62 @@ int xtcam_cmd_rule_show_each(struct xtcam_ctx *c, const char *block,
 	size_t k;
 	int e = 0, pass;
 
-	for (pass = 0; pass < (ro ? XTCAM_READ_PASSES : 1); pass++) {
-		if (pass && (e = fn(arg, NULL)))
+	(void)ro;
+	/* the active generation pinned (a writer holds it only in the moment
+	 * of a commit: tried again a little later), then read once, printed
+	 * as it is read: nothing is printed before the pin */
+	for (pass = 0; pass < XTCAM_READ_PASSES; pass++) {
+		struct timespec pause = { 0, 1000000 };
+
+		if (pass && (e = raw ? raw(arg, NULL) : fn(arg, NULL)))
 			return e;               /* the caller's: what it got is void */
-		e = xtcam_block_rec(c, block, &rec, err, errlen);
-		if (e)
-			return e;
-		e = xtcam_rview_get(c, &rec, NULL, 0, &v);
+		e = xtcam_state_block_pin(c->st, block, &rec);
 		if (e == -EAGAIN) {
-			err[0] = 0;             /* to be asked with the lock */
-			return e;
+			nanosleep(&pause, NULL);
+			continue;
 		}
+		if (e)
+			break;
+		e = xtcam_rview_get(c, &rec, NULL, 0, &v);
 		if (e) {
+			xtcam_state_block_unpin(c->st, &rec);
+			if (e == -EAGAIN) {
+				err[0] = 0;     /* to be asked with the lock */
+				return e;
+			}
 			xtcam_set_err(err, errlen, "block %s: its data path: %s", block,
 				      strerror(-e));
 			return e;
 		}
-		w = (struct show_walk){ .c = c, .rec = &rec, .v = &v, .fn = fn, .arg = arg };
+		w = (struct show_walk){ .c = c, .rec = &rec, .v = &v, .fn = fn, .raw = raw,
+					.arg = arg };
 		clock_gettime(CLOCK_MONOTONIC_COARSE, &w.now);
 		/* straight from the registry: the core need not hold the rules */
 		e = xtcam_state_rules_walk(c->st, &rec, show_one, &w);
-		if (!e && ro)
-			e = xtcam_state_block_moved(c->st, &rec);
+		if (!e)
+			e = xtcam_state_block_pin_check(c->st, &rec);
+		xtcam_state_block_unpin(c->st, &rec);
 		for (k = 0; k < c->nimpl; k++)
 			if (w.snaps[k])
 				c->impl[k]->snapshot_free(w.snaps[k]);
 		xtcam_rview_put(&v);
-		if (e != -EAGAIN)
-			break;
+		break;
 	}
 	return read_err(block, e, err, errlen);
+}
+
+int xtcam_cmd_rule_show_each(struct xtcam_ctx *c, const char *block,
+			     int (*fn)(void *arg, json_object *rule), void *arg,
+			     char *err, size_t errlen)
+{
+	return show_each(c, block, fn, NULL, arg, err, errlen);
+}
+
+int xtcam_cmd_rule_show_raw(struct xtcam_ctx *c, const char *block,
+			    int (*fn)(void *arg, const struct xtcam_shown *rule), void *arg,
+			    char *err, size_t errlen)
+{
+	return show_each(c, block, NULL, fn, arg, err, errlen);
 }
 
 static int array_add(void *arg, json_object *rule)

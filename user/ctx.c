@@ -377,11 +377,14 @@ int xtcam_open(struct xtcam_ctx **out, unsigned int flags, const char *const *bl
 			i--;
 			continue;
 		}
-		if (brecs[i].dirty) {
+		/* (a copy of a commit left undone, XTCAM_BLOCK_BEHIND, is the
+		 * next change's: xtcam_state_rules_stage) */
+		if (brecs[i].dirty && brecs[i].dirty != XTCAM_BLOCK_BEHIND) {
 			/* a rule change was interrupted: back to the last commit */
 			e = xtcam_state_rules_recover(c->st, &brecs[i]);
 			if (e) {
 				xtcam_set_err(err, errlen, "block %s: recovery: %s", brecs[i].name,
+					e == -ETIMEDOUT && c->st->why[0] ? c->st->why :
 					strerror(-e));
 				goto fail;
 			}

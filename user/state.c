@@ -229,6 +229,8 @@ void xtcam_state_close(struct xtcam_state *st)
 		close(st->fd_gen);
 	if (st->lock_fd >= 0)
 		close(st->lock_fd);   /* releases the lock */
+	if (st->pin_fd >= 0)
+		close(st->pin_fd);    /* and the pins */
 	free(st->hidden);
 	free(st);
 }
@@ -519,6 +521,136 @@ fail:
 	return e;
 }
 
+/* --- the generations' pins -------------------------------------------------- */
+
+/*
+ * Byte 1 + 2 * id + gen of the lock file stands for generation gen of
+ * block id (byte 0 is left to the writers' lock): readers hold it shared
+ * (OFD locks, owned by the open file, not the process) while they read
+ * that generation, a writer exclusive while it writes into it.  Readers
+ * only pin the active generation, and a writer writes only into the
+ * inactive one: it meets a reader only when that reader started before
+ * the writer's last commit, and waits for it at most one read.
+ */
+static off_t pin_off(__u32 id, __u32 gen)
+{
+	return 1 + 2 * (off_t)id + (gen & 1);
+}
+
+static int pin_set(struct xtcam_state *st, __u32 id, __u32 gen, short type, bool wait)
+{
+	struct flock l = { .l_type = type, .l_whence = SEEK_SET, .l_start = pin_off(id, gen),
+			   .l_len = 1 };
+
+	if (st->pin_fd < 0) {
+		if (type == F_UNLCK)
+			return 0;
+		st->pin_fd = open(st->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (st->pin_fd < 0)
+			return -errno;
+	}
+	while (fcntl(st->pin_fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &l))
+		if (errno != EINTR)
+			return errno == EACCES ? -EAGAIN : -errno;
+	return 0;
+}
+
+/* "pid N (COMMAND LINE)" of a process that holds byte off of the lock file
+ * (the kernel's list of locks has no pid for OFD locks: the files open in
+ * each process say which locks they carry), or "a reader". */
+static void pin_holder(struct xtcam_state *st, off_t off, char *buf, size_t len)
+{
+	char p[300], line[256], cmd[384];
+	struct dirent *d, *f;
+	struct stat s;
+	DIR *procs, *fds;
+	pid_t found = 0;
+
+	snprintf(buf, len, "a reader");
+	if (fstat(st->pin_fd, &s) || !(procs = opendir("/proc")))
+		return;
+	while (!found && (d = readdir(procs))) {
+		pid_t pid = (pid_t)atoi(d->d_name);
+
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/fd", (int)pid);
+		if (!(fds = opendir(p)))
+			continue;
+		while (!found && (f = readdir(fds))) {
+			struct stat fs;
+			FILE *info;
+
+			snprintf(p, sizeof(p), "/proc/%d/fd/%s", (int)pid, f->d_name);
+			if (f->d_name[0] == '.' || stat(p, &fs) || fs.st_ino != s.st_ino ||
+			    fs.st_dev != s.st_dev)
+				continue;
+			snprintf(p, sizeof(p), "/proc/%d/fdinfo/%s", (int)pid, f->d_name);
+			if (!(info = fopen(p, "re")))
+				continue;
+			/* "lock:	1: OFDLCK ADVISORY  READ -1 00:19:5678 3 3" */
+			while (!found && fgets(line, sizeof(line), info)) {
+				long long a, b;
+
+				if (strncmp(line, "lock:", 5) || !strstr(line, "OFDLCK"))
+					continue;
+				if (sscanf(strrchr(line, ':') + 1, "%*u %lld %lld", &a, &b) == 2 &&
+				    a <= off && off <= b)
+					found = pid;
+			}
+			fclose(info);
+		}
+		closedir(fds);
+	}
+	closedir(procs);
+	if (found) {
+		cmdline_of(found, cmd, sizeof(cmd));
+		snprintf(buf, len, "pid %d (%s)", (int)found, cmd[0] ? cmd : "?");
+	}
+}
+
+/*
+ * A writer's hold of generation gen of block `name` before it writes
+ * into it: waits for its readers at most lock_wait_ms (as for the lock),
+ * saying after a second for whom it waits; -ETIMEDOUT with st->why then.
+ */
+static int gen_hold(struct xtcam_state *st, const char *name, __u32 id, __u32 gen)
+{
+	char who[448];
+	bool told = false;
+	__u64 t0 = now_ms();
+	int e;
+
+	st->why[0] = 0;
+	for (;;) {
+		__u64 waited = now_ms() - t0;
+		struct timespec pause = { 0, 5 * 1000000 };
+
+		e = pin_set(st, id, gen, F_WRLCK, false);
+		if (e != -EAGAIN)
+			return e;
+		if (lock_wait_ms >= 0 && waited >= (__u64)lock_wait_ms) {
+			pin_holder(st, pin_off(id, gen), who, sizeof(who));
+			snprintf(st->why, sizeof(st->why), "block %s: its rules are being read by %s; "
+				 "%s (-w SECONDS waits longer)", name, who,
+				 lock_wait_ms ? "gave up waiting" : "not waiting (-w 0)");
+			return -ETIMEDOUT;
+		}
+		if (!told && waited >= 1000) {
+			pin_holder(st, pin_off(id, gen), who, sizeof(who));
+			fprintf(stderr, "xtcam: block %s: waiting for %s to finish reading its rules\n",
+				name, who);
+			told = true;
+		}
+		nanosleep(&pause, NULL);
+	}
+}
+
+static void gen_release(struct xtcam_state *st, __u32 id, __u32 gen)
+{
+	pin_set(st, id, gen, F_UNLCK, false);
+}
+
 /* --- the instance's folder ---------------------------------------------------- */
 
 /* The folder must be a directory of its own on bpffs: through a symbolic
@@ -733,6 +865,7 @@ static int state_open(struct xtcam_state **out, bool create, bool lock, char *er
 		return -ENOMEM;
 	st->fd_blocks = st->fd_rules[0] = st->fd_rules[1] = st->fd_bindings = st->fd_ranks = -1;
 	st->fd_gen = -1;
+	st->pin_fd = -1;
 	/* the registry's maps; "blocks" first (the create pins it last) */
 	const struct { const char *name; int *fd; } reg[] = {
 		{ reg_names[0], &st->fd_blocks }, { reg_names[1], &st->fd_rules[0] },
@@ -1078,6 +1211,54 @@ int xtcam_state_block_moved(struct xtcam_state *st, const struct xtcam_block_rec
 	       now.dirty != XTCAM_BLOCK_DYING ? 0 : -EAGAIN;
 }
 
+int xtcam_state_block_pin(struct xtcam_state *st, const char *name,
+			  struct xtcam_block_rec *rec)
+{
+	struct xtcam_block_rec now;
+	int e = xtcam_state_block_get(st, name, rec);
+
+	if (e)
+		return e;
+	e = pin_set(st, rec->id, rec->rgen, F_RDLCK, false);
+	if (e)
+		return e;
+	/* the generation held is the active one still: from now on no writer
+	 * writes into it (it writes under its exclusive hold only, and only
+	 * into a generation that is not active, staged whole before a commit
+	 * makes it active) */
+	e = xtcam_state_block_get(st, name, &now);
+	if (!e && (now.id != rec->id || now.rgen != rec->rgen))
+		e = -EAGAIN;
+	if (e) {
+		gen_release(st, rec->id, rec->rgen);
+		return e;
+	}
+	*rec = now;
+	return 0;
+}
+
+void xtcam_state_block_unpin(struct xtcam_state *st, const struct xtcam_block_rec *rec)
+{
+	gen_release(st, rec->id, rec->rgen);
+}
+
+int xtcam_state_block_pin_check(struct xtcam_state *st, const struct xtcam_block_rec *rec)
+{
+	struct xtcam_block_rec now;
+	int e = xtcam_state_block_get(st, rec->name, &now);
+
+	if (e == -ENOENT || (!e && now.id != rec->id))
+		return 0;       /* deleted: its sweep waits for the pin */
+	if (e)
+		return e;
+	/* the same generation active: no commit (the next one stages into
+	 * the generation pinned); another: one commit, its copy not done */
+	if (now.rgen == rec->rgen ? now.seq == rec->seq :
+	    now.seq == rec->seq + 1 && now.dirty)
+		return 0;
+	return -EUCLEAN;
+}
+
 int xtcam_state_block_put(struct xtcam_state *st, const struct xtcam_block_rec *rec)
 {
 	struct xtcam_block_key k;
@@ -1380,6 +1561,24 @@ static int sweep(struct xtcam_state *st, __u32 id, __u32 rgen)
 	return e ? e : gen_clear(st, id, rgen, true);
 }
 
+/* Hold both generations of a deleted block against the readers that
+ * pinned one before the delete: waiting for them, or -EAGAIN at once
+ * (nothing held then). */
+static int sweep_hold(struct xtcam_state *st, __u32 id, bool wait)
+{
+	int e = pin_set(st, id, 0, F_WRLCK, wait);
+
+	if (!e && (e = pin_set(st, id, 1, F_WRLCK, wait)))
+		gen_release(st, id, 0);
+	return e;
+}
+
+static void sweep_release(struct xtcam_state *st, __u32 id)
+{
+	gen_release(st, id, 0);
+	gen_release(st, id, 1);
+}
+
 /* Blocks up to this many rules are swept by block del itself. */
 #define SWEEP_INLINE 4096
 
@@ -1414,7 +1613,8 @@ static int sweep_detached(struct xtcam_state *st, __u32 id, __u32 rgen)
 	/* no pipe or socket of the caller's is held open by the sweep */
 	max = sysconf(_SC_OPEN_MAX);
 	for (fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
-		if (fd != st->fd_rules[0] && fd != st->fd_rules[1] && fd != st->fd_ranks)
+		if (fd != st->fd_rules[0] && fd != st->fd_rules[1] && fd != st->fd_ranks &&
+		    fd != st->pin_fd)
 			close(fd);
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (fd >= 0) {
@@ -1422,7 +1622,11 @@ static int sweep_detached(struct xtcam_state *st, __u32 id, __u32 rgen)
 		dup2(fd, 1);
 		dup2(fd, 2);
 	}
-	_exit(sweep(st, id, rgen) ? 1 : 0);
+	/* pins of its own (those of the caller's open file go with it) */
+	if (st->pin_fd >= 0)
+		close(st->pin_fd);
+	st->pin_fd = -1;
+	_exit(sweep_hold(st, id, true) || sweep(st, id, rgen) ? 1 : 0);
 }
 
 int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *rec)
@@ -1448,10 +1652,20 @@ int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *
 	if (bpf_map_delete_elem(st->fd_blocks, &k))
 		return -errno;
 	xtcam_crash_point("block-del");
-	if (rec->nrules > SWEEP_INLINE &&
-	    !sweep_detached(st, rec->id, rec->rgen))
+	/* a reader still reading it: swept once it is done, by a process of
+	 * its own too */
+	if (rec->nrules <= SWEEP_INLINE && !sweep_hold(st, rec->id, false)) {
+		e = sweep(st, rec->id, rec->rgen);
+		sweep_release(st, rec->id);
+		return e;
+	}
+	if (!sweep_detached(st, rec->id, rec->rgen))
 		return 0;
-	return sweep(st, rec->id, rec->rgen);
+	e = sweep_hold(st, rec->id, true);
+	if (!e)
+		e = sweep(st, rec->id, rec->rgen);
+	sweep_release(st, rec->id);
+	return e;
 }
 
 /* --- rules -------------------------------------------------------------------- */
@@ -1541,10 +1755,23 @@ int xtcam_state_rules_stage(struct xtcam_state *st, struct xtcam_block_rec *b,
 {
 	int e;
 
+	if (b->dirty == XTCAM_BLOCK_BEHIND) {
+		/* the last commit's copy was left undone: first that */
+		e = xtcam_state_rules_recover(st, b);
+		if (e)
+			return e;
+	}
+	/* readers of the generation to write started before the last commit:
+	 * their read ends before anything is written (or nothing is) */
+	e = gen_hold(st, b->name, b->id, !b->rgen);
+	if (e)
+		return e;
 	b->dirty = 1;
 	e = xtcam_state_block_put(st, b);
 	if (!e)
 		e = write_ops(st, b->id, !b->rgen, ops, n, "registry");
+	/* (no reader pins it before the commit makes it active) */
+	gen_release(st, b->id, !b->rgen);
 	return e;
 }
 
@@ -1568,8 +1795,22 @@ int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,
 	b->seq++;
 	e = xtcam_state_block_put(st, b);       /* the commit point */
 	xtcam_crash_point("flip");
-	if (!e)
-		e = write_ops(st, b->id, !b->rgen, ops, n, "registry copy");
+	if (e)
+		return e;
+	/* the old generation, brought up to date once those who read it
+	 * before the commit are done: a reader that outlasts the wait leaves
+	 * the copy to the next writer (the change is committed) */
+	e = gen_hold(st, b->name, b->id, !b->rgen);
+	if (e == -ETIMEDOUT) {
+		fprintf(stderr, "xtcam: %s: the change is committed; its copy is left to the "
+			"next change\n", st->why);
+		b->dirty = XTCAM_BLOCK_BEHIND;
+		return xtcam_state_block_put(st, b);
+	}
+	if (e)
+		return e;
+	e = write_ops(st, b->id, !b->rgen, ops, n, "registry copy");
+	gen_release(st, b->id, !b->rgen);
 	if (!e) {
 		b->dirty = 0;
 		e = xtcam_state_block_put(st, b);
@@ -1590,7 +1831,7 @@ int xtcam_state_rules_abort(struct xtcam_state *st, struct xtcam_block_rec *b,
 /* After a crash: the inactive generation is emptied through its keys (which
  * cover its rules) and made a copy of the active one.  O(rules of the
  * block). */
-int xtcam_state_rules_recover(struct xtcam_state *st, struct xtcam_block_rec *b)
+static int recover(struct xtcam_state *st, struct xtcam_block_rec *b)
 {
 	struct xtcam_rule_op *ops = NULL;
 	struct xtcam_rule *rules = NULL;
@@ -1622,6 +1863,18 @@ int xtcam_state_rules_recover(struct xtcam_state *st, struct xtcam_block_rec *b)
 	}
 	free(ops);
 	free(rules);
+	return e;
+}
+
+/* (held against the readers of the generation rewritten) */
+int xtcam_state_rules_recover(struct xtcam_state *st, struct xtcam_block_rec *b)
+{
+	int e = gen_hold(st, b->name, b->id, !b->rgen);
+
+	if (e)
+		return e;
+	e = recover(st, b);
+	gen_release(st, b->id, !b->rgen);
 	return e;
 }
 

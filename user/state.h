@@ -32,6 +32,8 @@ struct xtcam_state {
 	int fd_ranks;            /* both generations' rank index (ranks) */
 	int fd_gen;              /* the registry's generation (generation) */
 	int lock_fd;
+	int pin_fd;              /* the lock file again: the generations' pins */
+	char why[640];           /* why the last hold of a generation gave up */
 	bool gen_bumped;         /* by this holder of the lock */
 	char lock_path[96];
 	bool ro;                 /* opened by xtcam_state_open_ro() */
@@ -46,6 +48,11 @@ struct xtcam_state {
  * the lock takes it as gone from then on; a writer that finds it so (a
  * delete cut short) finishes the delete. */
 #define XTCAM_BLOCK_DYING 2
+/* xtcam_block_rec.dirty of a block whose change is committed, data paths
+ * included, but whose other generation is not brought up to date yet: a
+ * reader still read it when the writer gave up waiting for it.  The next
+ * writer copies the active generation there (registry only). */
+#define XTCAM_BLOCK_BEHIND 3
 
 /* Check XTCAM_INSTANCE, take the lock (see xtcam_set_lock_wait), find (or
  * mount) bpffs, open the registry, or create it when missing and `create`
@@ -105,6 +112,22 @@ bool xtcam_state_hidden(const struct xtcam_state *st, const char *block);
  * a writer committed meanwhile (read again), -ENOENT if the block is
  * gone, -errno.  Each call reads the block record. */
 int xtcam_state_block_moved(struct xtcam_state *st, const struct xtcam_block_rec *rec);
+/*
+ * A reader's pin of a block's active generation: a shared lock (OFD) on
+ * a byte of the instance's lock file that a writer takes exclusive before
+ * it writes into that generation, so the generation stays as committed
+ * until the pin is let go.  *rec is the block's record as of the pin.  0;
+ * -EAGAIN when a writer holds the generation or it moved meanwhile (try
+ * again: nothing is held); -ENOENT; -errno.  A reader never waits here.
+ */
+int xtcam_state_block_pin(struct xtcam_state *st, const char *name,
+			  struct xtcam_block_rec *rec);
+void xtcam_state_block_unpin(struct xtcam_state *st, const struct xtcam_block_rec *rec);
+/* While pinned: 0 when the record is as a pin allows (the same state, or
+ * a commit whose writer waits for the pin to copy into the generation
+ * read, or the block deleted), -EUCLEAN when the generation read was
+ * written under the pin (a bug), -errno. */
+int xtcam_state_block_pin_check(struct xtcam_state *st, const struct xtcam_block_rec *rec);
 int xtcam_state_block_del(struct xtcam_state *st, const struct xtcam_block_rec *rec);
 __u32 xtcam_state_next_block_id(struct xtcam_state *st);
 

@@ -3067,6 +3067,31 @@ struct json_object *xtcam_rule_match_json(const struct xtcam_rule *r,
 	return o;
 }
 
+int xtcam_rule_match_format(const struct xtcam_rule *r, const struct xtcam_block_spec *blk,
+			    char *buf, size_t len)
+{
+	size_t o = 0;
+	char v[256];
+	int i, kw, rc;
+
+	if (!r || !buf || !len)
+		return -EINVAL;
+	buf[0] = 0;
+	for (i = 0; i < XTCAM_KW_MAX; i++) {
+		kw = kw_order(i);
+		if (!xtcam_kw_present(r, kw))
+			continue;
+		rc = xtcam_kw_format(r, blk, kw, v, sizeof(v));
+		if (rc < 0)
+			return rc;
+		rc = snprintf(buf + o, len - o, " %s %s", kw_names[kw], v);
+		if (rc < 0 || (size_t)rc >= len - o)
+			return -ENOSPC;
+		o += (size_t)rc;
+	}
+	return (int)o;
+}
+
 struct json_object *xtcam_action_json(const struct xtcam_rule_action *a)
 {
 	struct json_object *o;

@@ -126,15 +126,31 @@ int xtcam_cmd_rule_show(struct xtcam_ctx *c, const char *block, json_object **ou
 /* The same, one rule object at a time through fn, in (prio, handle) order,
  * in memory that does not grow with the block; fn must not keep the
  * object, and stops the walk by returning non-zero (returned as is).
- * With XTCAM_OPEN_READ (no lock) the rules are those of one committed
- * state: when a writer commits during the walk, fn(arg, NULL) says that
- * the rules it got so far are void, and the walk starts over (at most
- * 64 times, then -EAGAIN with a message); -EAGAIN with
+ * The rules are those of one committed state, whether or not the lock is
+ * held: the generation read is pinned for the walk (a writer that
+ * follows waits for it to end, see docs/state.md); fn(arg, NULL) says
+ * that what fn got is void, before anything else only (the pin is tried
+ * again, at most 64 times, then -EAGAIN with a message); -EAGAIN with
  * err "" when the block is bound to an offload device (its counters are
- * read with the lock: open without XTCAM_OPEN_READ and ask again). */
+ * read with the lock: open without XTCAM_OPEN_READ and ask again).
+ * -EUCLEAN (a bug) when the generation was written under the pin. */
 int xtcam_cmd_rule_show_each(struct xtcam_ctx *c, const char *block,
 			     int (*fn)(void *arg, json_object *rule), void *arg,
 			     char *err, size_t errlen);
+/* One rule of a listing, without JSON: the rule, its block's settings
+ * (xtcam_rule_match_format), its counters summed over the block's
+ * bindings, last_used seconds ago (< 0: never). */
+struct xtcam_shown {
+	const struct xtcam_rule *rule;
+	const struct xtcam_block_spec *spec;
+	__u64 packets, bytes;
+	double last_used;
+};
+/* xtcam_cmd_rule_show_each() with the rules as they are (cheaper: no
+ * objects are made), fn(arg, NULL) as there. */
+int xtcam_cmd_rule_show_raw(struct xtcam_ctx *c, const char *block,
+			    int (*fn)(void *arg, const struct xtcam_shown *rule), void *arg,
+			    char *err, size_t errlen);
 /* *out: an array of the one rule with this handle (as xtcam_cmd_rule_show
  * has it); -ENOENT when there is none.  XTCAM_OPEN_READ: as
  * xtcam_cmd_rule_show_each. */

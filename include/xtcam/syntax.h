@@ -138,6 +138,12 @@ int xtcam_kw_format(const struct xtcam_rule *r,
 		    const struct xtcam_block_spec *blk, enum xtcam_kw kw,
 		    char *buf, size_t len);
 
+/* The matches of r as xtcam_rule_match_json() has them, as text: " KW
+ * VALUE" each, in the same order (for listings without JSON).  Returns
+ * the length, -ENOSPC, -EINVAL. */
+int xtcam_rule_match_format(const struct xtcam_rule *r, const struct xtcam_block_spec *blk,
+			    char *buf, size_t len);
+
 /* "src_ip", ...; NULL for an out-of-range kw. */
 const char *xtcam_kw_name(enum xtcam_kw kw);
 

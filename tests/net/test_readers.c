@@ -666,3 +666,173 @@ Test(cli_readers, readers_leave_out_a_restore_not_committed, .timeout = 120)
 	unlink(file);
 	unlink(log);
 }
+
+/* --- rule show streams, and pins the generation it reads ------------------ */
+
+#define BIG_N 100000
+
+/* a block "big" of BIG_N rules, handles 1..BIG_N (a load, one commit) */
+static void big_block(void)
+{
+	char path[64];
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/tmp/xtcam-rd-%d.big", (int)getpid());
+	f = fopen(path, "w");
+	cr_assert(f);
+	for (i = 0; i < BIG_N; i++)
+		fprintf(f, "prio 5 handle %d dst_ip 10.%d.%d.%d action drop\n", 1 + i, i >> 16,
+			(i >> 8) & 255, i & 255);
+	fclose(f);
+	XT_OK("block add big capacity %d", 2 * BIG_N);
+	XT_OK("rule load big %s", path);
+	unlink(path);
+}
+
+/* `xtcam ARGS` in the background, its stdout the read end *out of a pipe
+ * (stderr into log) */
+static pid_t spawn_piped(FILE **out, const char *log, const char *args)
+{
+	char cmd[512];
+	int p[2];
+	pid_t pid;
+
+	cr_assert_eq(pipe(p), 0);
+	snprintf(cmd, sizeof(cmd), "exec 2>%s; exec %s %s", log, bin(), args);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (!pid) {
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	child = pid;
+	*out = fdopen(p[0], "r");
+	cr_assert(*out);
+	return pid;
+}
+
+/* does pid hold a pin (a shared OFD lock, as the kernel lists the locks
+ * of its open files)?  Waits for it up to 10 s. */
+static bool pinned(pid_t pid)
+{
+	char *o = NULL;
+	int i;
+	bool yes = false;
+
+	for (i = 0; i < 1000 && !yes; i++) {
+		yes = !t_sh(&o, "grep -qs 'OFDLCK.*READ' /proc/%d/fdinfo/*", (int)pid);
+		free(o);
+		o = NULL;
+		if (!yes)
+			usleep(10000);
+	}
+	return yes;
+}
+
+/* the rest of a reader's output: the number of "handle N" of the text
+ * listing, each N between 1 and BIG_N and in order (0 when not) */
+static size_t rest_of(FILE *f, char *first)
+{
+	char line[512];
+	unsigned int h, prev = 0;
+	size_t n = 0;
+	bool ok = true;
+
+	for (;;) {
+		if (first) {
+			snprintf(line, sizeof(line), "%s", first);
+			first = NULL;
+		} else if (!fgets(line, sizeof(line), f)) {
+			break;
+		}
+		if (sscanf(line, "handle %u ", &h) != 1)
+			continue;
+		ok = ok && h == prev + 1 && h <= BIG_N;
+		prev = h;
+		n++;
+	}
+	fclose(f);
+	return ok ? n : 0;
+}
+
+Test(cli_readers, rule_show_streams_and_a_writer_waits_for_its_read, .timeout = 600)
+{
+	char log[64], first[512], *o = NULL, *r = NULL;
+	FILE *f;
+	pid_t pid;
+	int rc;
+
+	snprintf(log, sizeof(log), "/tmp/xtcam-rd-%d.log", (int)getpid());
+	big_block();
+	/* its first line comes before it read the block: stopped then, it
+	 * still holds the generation it reads */
+	pid = spawn_piped(&f, log, "rule show big");
+	cr_assert(fgets(first, sizeof(first), f), "rule show prints a first line");
+	kill(pid, SIGSTOP);
+	cr_assert(strstr(first, "handle 1 prio 5"), "the first rule first: %s", first);
+	cr_assert(pinned(pid), "the reader, stopped after its first line, still reads (pinned)");
+	/* a writer commits past it (the change does not wait: the copy into
+	 * the generation read is left to the next change) ... */
+	rc = t_xtcam(&o, "-w 1 rule add big prio 1 handle %d dst_ip 192.0.2.1 action pass",
+		     BIG_N + 1);
+	cr_assert_eq(rc, 0, "rule add while a reader reads: exit %d: %s", rc, o);
+	cr_assert(strstr(o, "left to the next change"), "it says what it left: %s", o);
+	free(o);
+	/* ... and the next one waits for the reader, at most -w */
+	rc = t_xtcam(&o, "-w 1 rule add big prio 1 handle %d dst_ip 192.0.2.2 action pass",
+		     BIG_N + 2);
+	cr_assert_eq(rc, 1, "the next change gives up waiting for the reader: exit %d: %s", rc, o);
+	if (asprintf(&r, "being read by pid %d (%s rule show big)", (int)pid, bin()) < 0)
+		cr_assert_fail("asprintf");
+	cr_assert(strstr(o, r) && strstr(o, "ETIMEDOUT"), "names the reader: %s", o);
+	free(r);
+	free(o);
+	rc = t_xtcam(&o, "-j rule show big handle %d", BIG_N + 2);
+	cr_assert_eq(rc, 1, "and changed nothing: %s", o);
+	free(o);
+	/* let go, the reader prints the state it started from, whole */
+	kill(pid, SIGCONT);
+	cr_assert_eq(rest_of(f, first), BIG_N, "the reader's listing: the old set, whole");
+	cr_assert_eq(reap(pid, log), 0, "the reader succeeds");
+	XT_OK("-w 1 rule add big prio 1 handle %d dst_ip 192.0.2.2 action pass", BIG_N + 2);
+	rc = t_xtcam(&o, "-j rule show big");
+	cr_assert_eq(rc, 0, "%.300s", o);
+	cr_assert_eq(t_json_ll(o, "#"), BIG_N + 2, "both changes are there");
+	cr_assert_eq(t_json_ll(o, "0.handle"), BIG_N + 1, "%.300s", o);
+	cr_assert_eq(t_json_ll(o, "1.handle"), BIG_N + 2, "%.300s", o);
+	free(o);
+	unlink(log);
+}
+
+Test(cli_readers, a_slow_consumer_of_rule_show_does_not_hold_writers_up, .timeout = 600)
+{
+	char log[64], *o = NULL;
+	FILE *f;
+	pid_t pid;
+	int rc;
+
+	snprintf(log, sizeof(log), "/tmp/xtcam-rd-%d.log", (int)getpid());
+	big_block();
+	/* nobody reads the pipe yet: the listing is far more than it holds */
+	pid = spawn_piped(&f, log, "rule show big");
+	cr_assert(pinned(pid), "the reader pins what it reads");
+	/* a change committed while the consumer takes nothing: it waits for
+	 * the read at most, not for the consumer */
+	rc = t_xtcam(&o, "-w 20 rule add big prio 1 handle %d dst_ip 192.0.2.1 action pass",
+		     BIG_N + 1);
+	cr_assert_eq(rc, 0, "rule add while a reader's consumer sleeps: exit %d: %s", rc, o);
+	cr_assert(!strstr(o, "left to the next change"), "it did its copy: %s", o);
+	free(o);
+	rc = t_xtcam(&o, "-j rule show big handle %d", BIG_N + 1);
+	cr_assert_eq(rc, 0, "the change is there: %s", o);
+	free(o);
+	/* the consumer at last: the state the reader started from, whole */
+	cr_assert_eq(rest_of(f, NULL), BIG_N, "the reader's listing: the old set, whole");
+	cr_assert_eq(reap(pid, log), 0, "the reader succeeds");
+	unlink(log);
+}

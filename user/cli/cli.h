@@ -36,15 +36,19 @@ int xtcam_cli_apply(int argc, char **argv, bool json, bool pretty);
  * run(argc, argv) (argv[0] the program's name, as main() has it) */
 int xtcam_cli_batch(const char *file, bool force, int (*run)(int argc, char **argv));
 
-/* stdout into a temporary file until the read is known to be one
- * committed state (spool.c): begin, restart to drop what was printed,
- * end (copying it to the real stdout when copy).  0 or -errno. */
+/* stdout into a temporary file (spool.c): begin, restart to drop what
+ * was printed, pump to pass what was printed on to the real stdout as far
+ * as it takes it without waiting, end (copying the rest to the real
+ * stdout when copy).  0 or -errno. */
 struct cli_spool {
 	int saved;              /* the real stdout */
 	FILE *tmp;
+	long long rd;           /* of tmp: passed on up to there */
+	size_t chunk;           /* a write that does not block once POLLOUT */
 };
 int cli_spool_begin(struct cli_spool *s);
 int cli_spool_restart(struct cli_spool *s);
+int cli_spool_pump(struct cli_spool *s);
 int cli_spool_end(struct cli_spool *s, bool copy);
 
 #endif

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
+#include "xtcam/compile.h"
 #include "xtcam/jstream.h"
 #include "xtcam/loader.h"
 #include "xtcam/syntax.h"
@@ -602,11 +603,14 @@ static int rules_read(const char *block, const char *file, FILE *f,
 
 /* `rule show NAME`: each rule printed as it is read (JSON: the same text
  * as the whole array), without the lock: other commands need not wait.
- * Into a spool (cli_spool) until the read is known to be one committed
- * state: a writer that commits meanwhile makes the reader start over. */
+ * The generation read is pinned for the read; through a spool
+ * (cli_spool), passed on as stdout takes it without waiting, the rest
+ * once the pin is let go. */
+#define SHOW_PUMP 64            /* rules between two passes to stdout */
 struct show_out {
 	struct xtcam_jstream js;
 	struct cli_spool sp;
+	size_t n;
 };
 
 static void show_begin(struct show_out *s)
@@ -629,14 +633,56 @@ static int print_one_rule(void *arg, json_object *o)
 			show_begin(s);
 		return e;
 	}
-	if (json_out)
-		return xtcam_jstream_add(&s->js, o);
-	one = json_object_new_array();
-	if (!one)
-		return -ENOMEM;
-	json_object_array_add(one, json_object_get(o));
-	print_rules_text(one);
-	json_object_put(one);
+	if (json_out) {
+		e = xtcam_jstream_add(&s->js, o);
+	} else {
+		one = json_object_new_array();
+		if (!one)
+			return -ENOMEM;
+		json_object_array_add(one, json_object_get(o));
+		print_rules_text(one);
+		json_object_put(one);
+		e = 0;
+	}
+	/* the first rule at once, then every so many */
+	if (!e && (!s->n++ || !(s->n % SHOW_PUMP)))
+		e = cli_spool_pump(&s->sp);
+	return e;
+}
+
+/* the text of print_rules_text, from the rule itself */
+static int print_one_raw(void *arg, const struct xtcam_shown *r)
+{
+	const struct xtcam_rule_action *a;
+	struct show_out *s = arg;
+	char m[4096];
+	int e;
+
+	if (!r)
+		return print_one_rule(arg, NULL);
+	a = &r->rule->action;
+	e = xtcam_rule_match_format(r->rule, r->spec, m, sizeof(m));
+	if (e < 0)
+		return e;
+	printf("handle %u prio %u%s action %s", r->rule->handle, r->rule->prio, m,
+	       xtcam_action_name(a->type));
+	if (a->type == XTCAM_ACT_REDIRECT) {
+		char dev[sizeof(a->dev) + 1], ns[sizeof(a->netns) + 1], d[256], n[1024];
+
+		snprintf(dev, sizeof(dev), "%.*s", (int)sizeof(a->dev), a->dev);
+		snprintf(ns, sizeof(ns), "%.*s", (int)sizeof(a->netns), a->netns);
+		printf(" dev %s%s%s", esc(d, sizeof(d), dev), ns[0] ? " netns " : "",
+		       esc(n, sizeof(n), ns));
+	} else if (a->type == XTCAM_ACT_CPU) {
+		printf(" %u", a->cpu);
+	}
+	printf("\n    entries %u packets %llu bytes %llu", xtcam_rule_entries(r->rule),
+	       (unsigned long long)r->packets, (unsigned long long)r->bytes);
+	if (r->last_used >= 0)
+		printf(" used %.1fs ago", r->last_used);
+	fputc('\n', stdout);
+	if (!s->n++ || !(s->n % SHOW_PUMP))
+		return cli_spool_pump(&s->sp);
 	return 0;
 }
 
@@ -654,8 +700,11 @@ static int show_rules(struct xtcam_ctx *c, const char *block)
 			return fail(e, "rule show: a temporary file: %s", strerror(-e));
 		}
 		show_begin(&s);
+		s.n = 0;
 		xtcam_unlock(c);        /* (with the lock: held to open the block only) */
-		e = xtcam_cmd_rule_show_each(c, block, print_one_rule, &s, err, sizeof(err));
+		e = json_out ? xtcam_cmd_rule_show_each(c, block, print_one_rule, &s, err,
+							sizeof(err)) :
+			       xtcam_cmd_rule_show_raw(c, block, print_one_raw, &s, err, sizeof(err));
 		if (!e && json_out)
 			xtcam_jstream_end(&s.js);
 		xtcam_close(c);

@@ -94,7 +94,9 @@ static int fail(int e, const char *fmt, ...)
 
 		fprintf(stderr, "%s: %s (%s)\n", cmdname, esc(e_msg, sizeof(e_msg), msg), errname(e));
 	}
-	return 1;
+	/* gave up waiting (-w): for the lock, or for a reader of the
+	 * generation a change writes */
+	return e == -ETIMEDOUT ? EXIT_LOCK : 1;
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -169,8 +171,8 @@ static const char *help_main =
 "-v shows libbpf's and libxdp's warnings, -v -v their whole log.\n"
 "-w SECONDS: how long to wait for the lock another xtcam holds (default 30;\n"
 "0: fail at once).  Exit status: 0 done, 1 refused or failed, 2 bad options,\n"
-"3 apply left out bindings (no such device or netns), 4 the lock was still\n"
-"held after -w SECONDS.\n"
+"3 apply left out bindings (no such device or netns), 4 the lock (or a\n"
+"reader's pin on what a change writes) was still held after -w SECONDS.\n"
 "-batch: one command a line, each its own commit; stops at the first that\n"
 "fails (-force: goes on, exits 1).\n";
 

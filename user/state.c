@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1392,13 +1393,139 @@ static int walk_one(void *arg, const struct xtcam_rank_key *k)
 	return w->fn(w->arg, &r);
 }
 
+/*
+ * A long block is read ahead by a thread of its own: it walks the index
+ * and looks the rules up (two syscalls a rule) while the caller's thread
+ * does what it does with them (formats and prints them), a chunk of
+ * rules at a time, in order.  The rules reach fn as a walk in one thread
+ * would give them.
+ */
+#define AHEAD_MIN   4096        /* rules: a shorter block is walked in line */
+#define AHEAD_CHUNK 256         /* rules a hand-over */
+#define AHEAD_BUFS  128         /* chunks read ahead at most */
+
+struct ahead_chunk {
+	size_t n;
+	int end;                /* the walk ended after these: 1 no, 0 done,
+				 * -errno */
+	struct xtcam_rule r[AHEAD_CHUNK];
+};
+
+struct ahead {
+	struct xtcam_state *st;
+	__u32 id, gen;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct ahead_chunk *buf[AHEAD_BUFS];
+	size_t full_head, nfull;    /* filled, in order, from full_head */
+	bool stop;                  /* the caller is done: no more reading */
+};
+
+static void *ahead_run(void *arg)
+{
+	struct ahead *a = arg;
+	struct xtcam_rank_key cur;
+	size_t slot = 0;
+	int e = 1;
+
+	rank_key(&cur, a->id, a->gen, 0, 0);
+	while (e == 1) {
+		struct ahead_chunk *c;
+
+		pthread_mutex_lock(&a->mu);
+		while (!a->stop && a->nfull == AHEAD_BUFS)
+			pthread_cond_wait(&a->cv, &a->mu);
+		pthread_mutex_unlock(&a->mu);
+		if (a->stop)
+			break;
+		/* the slot after the last filled one is free: only this
+		 * thread fills, and the caller empties in order */
+		c = a->buf[slot];
+		c->n = 0;
+		while (c->n < AHEAD_CHUNK && (e = rank_next(a->st, a->id, a->gen, &cur)) == 1) {
+			struct xtcam_rule_key rk = { a->id, a->gen, ntohl(cur.handle) };
+			struct xtcam_rule *r = &c->r[c->n];
+
+			if (bpf_map_lookup_elem(a->st->fd_rules[a->gen & 1], &rk, r)) {
+				if (errno == ENOENT)
+					continue;       /* not written yet, or gone */
+				e = -errno;
+				break;
+			}
+			if (r->prio != ntohl(cur.prio) || r->handle != rk.handle)
+				continue;               /* moved: shown at its rank */
+			c->n++;
+		}
+		c->end = e;
+		pthread_mutex_lock(&a->mu);
+		a->nfull++;
+		pthread_cond_broadcast(&a->cv);
+		pthread_mutex_unlock(&a->mu);
+		slot = (slot + 1) % AHEAD_BUFS;
+	}
+	return NULL;
+}
+
+static int walk_ahead(struct xtcam_state *st, __u32 id, __u32 gen, xtcam_state_rule_fn fn,
+		      void *arg)
+{
+	struct ahead a = { .st = st, .id = id, .gen = gen };
+	pthread_t th;
+	size_t i;
+	int e = 0, end = 1;
+
+	for (i = 0; i < AHEAD_BUFS; i++)
+		if (!(a.buf[i] = malloc(sizeof(*a.buf[i])))) {
+			e = -ENOMEM;
+			goto out;
+		}
+	pthread_mutex_init(&a.mu, NULL);
+	pthread_cond_init(&a.cv, NULL);
+	e = -pthread_create(&th, NULL, ahead_run, &a);
+	if (e)
+		goto out_sync;
+	while (!e && end == 1) {
+		struct ahead_chunk *c;
+
+		pthread_mutex_lock(&a.mu);
+		while (!a.nfull)
+			pthread_cond_wait(&a.cv, &a.mu);
+		c = a.buf[a.full_head];
+		pthread_mutex_unlock(&a.mu);
+		for (i = 0; !e && i < c->n; i++)
+			e = fn(arg, &c->r[i]);
+		end = c->end;
+		pthread_mutex_lock(&a.mu);
+		a.full_head = (a.full_head + 1) % AHEAD_BUFS;
+		a.nfull--;
+		pthread_cond_broadcast(&a.cv);
+		pthread_mutex_unlock(&a.mu);
+	}
+	if (!e && end < 0)
+		e = end;
+	pthread_mutex_lock(&a.mu);
+	a.stop = true;
+	pthread_cond_broadcast(&a.cv);
+	pthread_mutex_unlock(&a.mu);
+	pthread_join(th, NULL);
+out_sync:
+	pthread_cond_destroy(&a.cv);
+	pthread_mutex_destroy(&a.mu);
+out:
+	for (i = 0; i < AHEAD_BUFS; i++)
+		free(a.buf[i]);
+	return e;
+}
+
 int xtcam_state_rules_walk(struct xtcam_state *st, const struct xtcam_block_rec *b,
 			   xtcam_state_rule_fn fn, void *arg)
 {
 	struct rule_walk w = { st, b->id, b->rgen & 1, fn, arg };
 
-	if (st->fd_rules[0] < 0)
+	if (st->fd_rules[0] < 0 || st->fd_ranks < 0)
 		return 0;
+	if (b->nrules >= AHEAD_MIN)
+		return walk_ahead(st, b->id, b->rgen & 1, fn, arg);
 	return walk_gen(st, b->id, b->rgen & 1, walk_one, &w);
 }
 

@@ -1754,6 +1754,7 @@ static int txn_commit(struct txn *t)
 		err = zero_counters(t);
 	if (err)
 		return err;
+	xtcam_trace("dp records");
 	/* 2. the inactive generation, then the flip */
 	dp->cfg.dirty = 1;
 	err = dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
@@ -1765,11 +1766,14 @@ static int txn_commit(struct txn *t)
 	err = dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
 	if (err)
 		return err;
+	xtcam_trace("dp gen+flip");
 	/* 3. once no packet can still be in the old generation, bring it up
 	 * to date */
 	err = dp_sync(dp);
+	xtcam_trace("dp sync");
 	if (!err)
 		err = write_gen(t, !newgen);
+	xtcam_trace("dp catch-up");
 	if (err)
 		return err;
 	dp->cfg.dirty = 0;
@@ -2614,6 +2618,7 @@ static int flip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 		txn_tidy(&t);
 		plan_cuts(&t, ops, n);
 	}
+	xtcam_trace("dp begin");
 	for (i = 0; !e && i < n; i++) {
 		const struct xtcam_dp_op *op = &ops[i];
 		struct rentry *re;
@@ -2664,6 +2669,7 @@ static int flip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 			t.gen.nentries, dp->geom.capacity);
 		e = -ENOSPC;
 	}
+	xtcam_trace("dp place");
 	if (!e)
 		e = txn_commit(&t);
 	txn_free(&t);

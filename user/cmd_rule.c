@@ -140,6 +140,7 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	__s64 entries;
 	size_t i;
 	char msg[XTCAM_ERRMSG_MAX] = "";
+	int e1;
 	int e = xtcam_block_rec(c, block, &rec, err, errlen);
 
 	if (e)
@@ -175,9 +176,13 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	}
 	xtcam_trace("stage");
 	xtcam_crash_point("stage");
+	/* the data paths' grace periods run while the registry commits: a
+	 * flip's catch-up of its other generation waits for the settle */
+	xtcam_xdp_defer(c, true);
 	e = known ? xtcam_block_rules_apply_known(b, ops, n, msg, sizeof(msg)) :
 		    xtcam_block_rules_apply(b, ops, n, msg, sizeof(msg));
 	if (e) {
+		xtcam_xdp_settle(c);
 		xtcam_state_rules_abort(c->st, &rec, ops, n);
 		xtcam_set_err(err, errlen, "block %s: %s", block, msg[0] ? msg : strerror(-e));
 		return e;
@@ -187,9 +192,14 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	rec.nentries = (__u32)entries;
 	e = xtcam_state_rules_commit(c->st, &rec, ops, n);
 	xtcam_trace("commit");
+	e1 = xtcam_xdp_settle(c);
+	xtcam_trace("settle");
 	xtcam_crash_point("commit");
 	if (e)
 		xtcam_set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
+	else if (e1)
+		xtcam_set_err(err, errlen, "block %s: its data path, after the change: %s", block,
+			      strerror(-(e = e1)));
 	return e;
 }
 

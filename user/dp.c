@@ -143,6 +143,7 @@ void xtcam_dp_free(struct xtcam_dp *dp)
 
 	if (!dp)
 		return;
+	xtcam_dp_settle(dp);
 	dp_unmap(dp, true);
 	if (dp->skel) {
 		xtcam__destroy(dp->skel);
@@ -361,6 +362,7 @@ int xtcam_dp_pin(struct xtcam_dp *dp, const char *dir)
 	char path[PATH_MAX];
 	int i, err;
 
+	xtcam_dp_settle(dp);
 	if (dp->flags & XTCAM_DP_MEMORY)
 		return -EOPNOTSUPP;
 	if (mkdir(dir, 0700) && errno != EEXIST)
@@ -1839,6 +1841,55 @@ static int zero_counters(struct txn *t)
 
 static int limbo_release(struct txn *t);
 
+static void *sync_thread(void *arg)
+{
+	struct xtcam_dp *dp = arg;
+
+	dp->sync_err = dp_sync(dp);
+	return NULL;
+}
+
+/* After the flip: the grace period, then the old generation brought up
+ * to date (t->dp->cfg.gen is the new one). */
+static int txn_finish(struct txn *t, bool synced)
+{
+	struct xtcam_dp *dp = t->dp;
+	int err = synced ? 0 : dp_sync(dp);
+
+	xtcam_trace("dp sync");
+	if (!err)
+		err = write_gen(t, !dp->cfg.gen);
+	xtcam_trace("dp catch-up");
+	if (err)
+		return err;
+	dp->cfg.dirty = 0;
+	return dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
+}
+
+int xtcam_dp_settle(struct xtcam_dp *dp)
+{
+	struct txn *t = dp->pend;
+	int err;
+
+	if (!t)
+		return 0;
+	pthread_join(dp->sync_th, NULL);
+	dp->pend = NULL;
+	err = dp->sync_err;
+	if (!err)
+		err = txn_finish(t, true);
+	txn_free(t);
+	free(t);
+	return err;
+}
+
+void xtcam_dp_set_defer(struct xtcam_dp *dp, bool defer)
+{
+	dp->defer = defer;
+}
+
+/* Commit t; with dp->defer, t is moved into dp->pend (t is left empty)
+ * and the catch-up waits for xtcam_dp_settle. */
 static int txn_commit(struct txn *t)
 {
 	struct xtcam_dp *dp = t->dp;
@@ -1883,16 +1934,26 @@ static int txn_commit(struct txn *t)
 		return err;
 	xtcam_trace("dp gen+flip");
 	/* 3. once no packet can still be in the old generation, bring it up
-	 * to date */
-	err = dp_sync(dp);
-	xtcam_trace("dp sync");
-	if (!err)
-		err = write_gen(t, !newgen);
-	xtcam_trace("dp catch-up");
-	if (err)
-		return err;
-	dp->cfg.dirty = 0;
-	return dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
+	 * to date: now, or (deferred) after the caller's own work */
+	if (dp->defer && !(dp->flags & XTCAM_DP_MEMORY)) {
+		struct txn *p = malloc(sizeof(*p));
+
+		if (p) {
+			*p = *t;
+			p->err = NULL;          /* the caller's, gone by then */
+			p->errlen = 0;
+			if (!pthread_create(&dp->sync_th, NULL, sync_thread, dp)) {
+				dp->pend = p;
+				memset(t, 0, sizeof(*t));
+				t->dp = dp;
+				u64map_init(&t->rules);
+				u64map_init(&t->si);
+				return 0;
+			}
+			free(p);
+		}
+	}
+	return txn_finish(t, false);
 }
 
 /* A change was interrupted: make the inactive generation a copy of the
@@ -2805,6 +2866,9 @@ int xtcam_dp_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 
 	if (err && errlen)
 		err[0] = 0;
+	/* a pending flip finished first (failed, it left the data path
+	 * marked dirty: txn_begin repairs it) */
+	xtcam_dp_settle(dp);
 	if (n == 1) {
 		static int flip_only = -1;
 
@@ -2848,6 +2912,7 @@ int xtcam_dp_set_default(struct xtcam_dp *dp, const struct xtcam_action *a)
 	struct txn t;
 	int e;
 
+	xtcam_dp_settle(dp);    /* a pending flip finished first (and below) */
 	if (a->type == XTCAM_ACT_NONE || a->type >= XTCAM_ACT_MAX)
 		return -EINVAL;
 	e = txn_begin(&t, dp, NULL, 0);
@@ -2925,6 +2990,7 @@ int xtcam_dp_counters_reset(struct xtcam_dp *dp)
 	int maps[] = { XTCAM_MAP_COUNTERS, XTCAM_MAP_STATS }, err = 0;
 	size_t j;
 
+	xtcam_dp_settle(dp);
 	for (j = 0; !err && j < 2; j++) {
 		int m = maps[j];
 		size_t n = dp->max[m], i;
@@ -2956,8 +3022,10 @@ int xtcam_dp_handles(struct xtcam_dp *dp, __u32 **out, size_t *nout)
 	struct xtcam_hval *vals;
 	size_t n, i, k = 0;
 	__u32 *h;
-	int err = dp_dump_rules(dp, &keys, &vals, &n);
+	int err;
 
+	xtcam_dp_settle(dp);
+	err = dp_dump_rules(dp, &keys, &vals, &n);
 	if (err)
 		return err;
 	h = malloc((n + 1) * sizeof(*h));
@@ -2980,8 +3048,10 @@ out:
 int xtcam_dp_info(struct xtcam_dp *dp, struct xtcam_dp_info *info, bool scan)
 {
 	struct xtcam_gen g;
-	int err = dp_read(dp, XTCAM_MAP_GENS, dp->cfg.gen, &g);
+	int err;
 
+	xtcam_dp_settle(dp);
+	err = dp_read(dp, XTCAM_MAP_GENS, dp->cfg.gen, &g);
 	if (err)
 		return err;
 	memset(info, 0, sizeof(*info));
@@ -3350,8 +3420,10 @@ out:
 
 int xtcam_dp_verify(struct xtcam_dp *dp, char *err, size_t errlen)
 {
-	int e = verify_gen(dp, dp->cfg.gen, err, errlen);
+	int e;
 
+	xtcam_dp_settle(dp);
+	e = verify_gen(dp, dp->cfg.gen, err, errlen);
 	if (!e)
 		e = verify_gen(dp, !dp->cfg.gen, err, errlen);
 	return e;

@@ -169,15 +169,18 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 		return -ENOSPC;
 	}
 	xtcam_trace("check");
-	e = xtcam_state_rules_stage(c->st, &rec, ops, n);
+	/* the change marked in progress in the block's record: from here a
+	 * kill leaves the block to be put back to its last commit (the
+	 * registry's active generation) by the next command */
+	e = xtcam_state_rules_stage(c->st, &rec, ops, 0);
 	if (e) {
 		xtcam_set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
 		return e;
 	}
-	xtcam_trace("stage");
 	xtcam_crash_point("stage");
-	/* the data paths' grace periods run while the registry commits: a
-	 * flip's catch-up of its other generation waits for the settle */
+	/* the data paths' grace periods run while the registry writes its
+	 * other generation and commits: a flip's catch-up of its own other
+	 * generation waits for the settle */
 	xtcam_xdp_defer(c, true);
 	e = known ? xtcam_block_rules_apply_known(b, ops, n, msg, sizeof(msg)) :
 		    xtcam_block_rules_apply(b, ops, n, msg, sizeof(msg));
@@ -189,8 +192,13 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	}
 	xtcam_trace("deliver");
 	xtcam_crash_point("deliver");
+	/* a failure from here leaves the record marked: the next command
+	 * puts the block and its data paths back to the last commit */
+	e = xtcam_state_rules_stage(c->st, &rec, ops, n);
+	xtcam_trace("stage");
 	rec.nentries = (__u32)entries;
-	e = xtcam_state_rules_commit(c->st, &rec, ops, n);
+	if (!e)
+		e = xtcam_state_rules_commit(c->st, &rec, ops, n);
 	xtcam_trace("commit");
 	e1 = xtcam_xdp_settle(c);
 	xtcam_trace("settle");

@@ -132,6 +132,9 @@ static int apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule
 	return e;
 }
 
+/* The largest change whose data path catch-up is deferred (see below). */
+#define DEFER_MAX 65536
+
 static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
 		      size_t n, bool known, char *err, size_t errlen)
 {
@@ -180,8 +183,10 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	xtcam_crash_point("stage");
 	/* the data paths' grace periods run while the registry writes its
 	 * other generation and commits: a flip's catch-up of its own other
-	 * generation waits for the settle */
-	xtcam_xdp_defer(c, true);
+	 * generation waits for the settle (not for a big load, whose
+	 * transaction would stay in memory beside the registry's writes for
+	 * a gain of one grace period in seconds) */
+	xtcam_xdp_defer(c, n <= DEFER_MAX);
 	e = known ? xtcam_block_rules_apply_known(b, ops, n, msg, sizeof(msg)) :
 		    xtcam_block_rules_apply(b, ops, n, msg, sizeof(msg));
 	if (e) {

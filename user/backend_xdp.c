@@ -226,6 +226,29 @@ static int xdp_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_pr
 	return e;
 }
 
+void xtcam_xdp_defer(struct xtcam_ctx *ctx, bool defer)
+{
+	struct flow_block_cb *cb;
+
+	list_for_each_entry(cb, &ctx->xdp_list, driver_list)
+		xtcam_dp_set_defer(((struct xdp_blk *)cb->cb_priv)->dp, defer);
+}
+
+int xtcam_xdp_settle(struct xtcam_ctx *ctx)
+{
+	struct flow_block_cb *cb;
+	int e = 0, e1;
+
+	list_for_each_entry(cb, &ctx->xdp_list, driver_list) {
+		struct xtcam_dp *dp = ((struct xdp_blk *)cb->cb_priv)->dp;
+
+		xtcam_dp_set_defer(dp, false);
+		e1 = xtcam_dp_settle(dp);
+		e = e ? e : e1;
+	}
+	return e;
+}
+
 static int mkdir_p(const char *dir)
 {
 	char tmp[256], *p;

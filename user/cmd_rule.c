@@ -91,14 +91,19 @@ static int check_actions(const char *block, const struct xtcam_rule_op *ops, siz
 	return 0;
 }
 
-/* Apply ops to a block: capacity, registry stage, core (backends), commit. */
+/* Apply ops to a block: capacity, registry stage, core (backends), commit.
+ * known: the caller read the registry for every handle of the ops (an
+ * add's is free, a replace's or del's old is the rule there), and the
+ * core does not read it again. */
 static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
-		      size_t n, char *err, size_t errlen);
+		      size_t n, bool known, char *err, size_t errlen);
+static int ops_apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+		     size_t n, bool known, char *err, size_t errlen);
 
 /* The ops may point at rules the core owns, which it frees as it applies
  * them: work on copies. */
 static int apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
-		 size_t n, char *err, size_t errlen)
+		 size_t n, bool known, char *err, size_t errlen)
 {
 	struct xtcam_rule *copy = malloc((2 * n + 1) * sizeof(*copy));
 	struct xtcam_rule_op *o = malloc((n + 1) * sizeof(*o));
@@ -121,20 +126,24 @@ static int apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule
 			o[i].old = &copy[2 * i + 1];
 		}
 	}
-	e = apply_copy(c, block, o, n, err, errlen);
+	e = apply_copy(c, block, o, n, known, err, errlen);
 	free(copy);
 	free(o);
 	return e;
 }
 
+/* The largest change whose data path catch-up is deferred (see below). */
+#define DEFER_MAX 65536
+
 static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
-		      size_t n, char *err, size_t errlen)
+		      size_t n, bool known, char *err, size_t errlen)
 {
 	struct xtcam_block_rec rec;
 	struct xtcam_block *b = xtcam_block_find(c->core, block);
 	__s64 entries;
 	size_t i;
 	char msg[XTCAM_ERRMSG_MAX] = "";
+	int e1;
 	int e = xtcam_block_rec(c, block, &rec, err, errlen);
 
 	if (e)
@@ -163,7 +172,10 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 		return -ENOSPC;
 	}
 	xtcam_trace("check");
-	e = xtcam_state_rules_stage(c->st, &rec, ops, n);
+	/* the change marked in progress in the block's record: from here a
+	 * kill leaves the block to be put back to its last commit (the
+	 * registry's active generation) by the next command */
+	e = xtcam_state_rules_stage(c->st, &rec, ops, 0);
 	if (e == -ETIMEDOUT && c->st->why[0]) {
 		xtcam_set_err(err, errlen, "%s", c->st->why);
 		return e;
@@ -172,22 +184,39 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 		xtcam_set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
 		return e;
 	}
-	xtcam_trace("stage");
 	xtcam_crash_point("stage");
-	e = xtcam_block_rules_apply(b, ops, n, msg, sizeof(msg));
+	/* the data paths' grace periods run while the registry writes its
+	 * other generation and commits: a flip's catch-up of its own other
+	 * generation waits for the settle (not for a big load, whose
+	 * transaction would stay in memory beside the registry's writes for
+	 * a gain of one grace period in seconds) */
+	xtcam_xdp_defer(c, n <= DEFER_MAX);
+	e = known ? xtcam_block_rules_apply_known(b, ops, n, msg, sizeof(msg)) :
+		    xtcam_block_rules_apply(b, ops, n, msg, sizeof(msg));
 	if (e) {
+		xtcam_xdp_settle(c);
 		xtcam_state_rules_abort(c->st, &rec, ops, n);
 		xtcam_set_err(err, errlen, "block %s: %s", block, msg[0] ? msg : strerror(-e));
 		return e;
 	}
 	xtcam_trace("deliver");
 	xtcam_crash_point("deliver");
+	/* a failure from here leaves the record marked: the next command
+	 * puts the block and its data paths back to the last commit */
+	e = xtcam_state_rules_stage(c->st, &rec, ops, n);
+	xtcam_trace("stage");
 	rec.nentries = (__u32)entries;
-	e = xtcam_state_rules_commit(c->st, &rec, ops, n);
+	if (!e)
+		e = xtcam_state_rules_commit(c->st, &rec, ops, n);
 	xtcam_trace("commit");
+	e1 = xtcam_xdp_settle(c);
+	xtcam_trace("settle");
 	xtcam_crash_point("commit");
 	if (e)
 		xtcam_set_err(err, errlen, "block %s: registry: %s", block, strerror(-e));
+	else if (e1)
+		xtcam_set_err(err, errlen, "block %s: its data path, after the change: %s", block,
+			      strerror(-(e = e1)));
 	return e;
 }
 
@@ -263,7 +292,7 @@ int xtcam_cmd_rule(struct xtcam_ctx *c, const char *block, enum xtcam_rule_verb 
 			return e;
 		}
 	}
-	return apply(c, block, &op, 1, err, errlen);
+	return apply(c, block, &op, 1, true, err, errlen);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -326,7 +355,10 @@ int xtcam_cmd_rule_batch(struct xtcam_ctx *c, const char *block, const enum xtca
 			goto out;
 		}
 		hs[i] = h;
-		e = xtcam_state_rule_get(c->st, &rec, h, &old[i]);
+		/* above the highest handle the block has held, none is in
+		 * use: an add there reads nothing */
+		e = v[i] == XTCAM_VERB_ADD && (!rec.nrules || h > rec.max_handle) ? -ENOENT :
+		    xtcam_state_rule_get(c->st, &rec, h, &old[i]);
 		if (e && e != -ENOENT) {
 			xtcam_set_err(err, errlen, "block %s: change %zu: handle %u: cannot read it: %s",
 				      block, i + 1, h, strerror(-e));
@@ -364,7 +396,7 @@ int xtcam_cmd_rule_batch(struct xtcam_ctx *c, const char *block, const enum xtca
 			e = -EINVAL;
 			goto out;
 		}
-	e = xtcam_rule_ops_apply(c, block, ops, n, err, errlen);
+	e = ops_apply(c, block, ops, n, true, err, errlen);
 out:
 	free(ops);
 	free(old);
@@ -424,7 +456,7 @@ static int load_add(struct xtcam_ctx *c, const char *block, struct xtcam_rule **
 	if (!e && check)
 		e = load_check(c, block, ops, n, err, errlen);
 	else if (!e && n)
-		e = apply_copy(c, block, ops, n, err, errlen);
+		e = apply_copy(c, block, ops, n, true, err, errlen);
 	free(ops);
 	return e;
 }
@@ -546,7 +578,7 @@ int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rul
 	if (check)
 		e = load_check(c, block, ops, nops, err, errlen);
 	else if (nops)
-		e = apply(c, block, ops, nops, err, errlen);
+		e = apply(c, block, ops, nops, false, err, errlen);
 out:
 	free(sorted);
 	free(ops);
@@ -883,8 +915,8 @@ int xtcam_rule_ops_check(struct xtcam_ctx *c, const char *block, const struct xt
 	return 0;
 }
 
-int xtcam_rule_ops_apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
-			 size_t n, char *err, size_t errlen)
+static int ops_apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+		     size_t n, bool known, char *err, size_t errlen)
 {
 	int e;
 
@@ -893,5 +925,11 @@ int xtcam_rule_ops_apply(struct xtcam_ctx *c, const char *block, const struct xt
 		return -ENOENT;
 	}
 	e = check_actions(block, ops, n, true, err, errlen);
-	return e ? e : apply(c, block, ops, n, err, errlen);
+	return e ? e : apply(c, block, ops, n, known, err, errlen);
+}
+
+int xtcam_rule_ops_apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
+			 size_t n, char *err, size_t errlen)
+{
+	return ops_apply(c, block, ops, n, false, err, errlen);
 }

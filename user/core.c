@@ -348,7 +348,7 @@ static int source_find(struct xtcam_block *b, __u32 handle, struct xtcam_rule **
 
 /* Check the batch and allocate everything; on error nothing is kept. */
 static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
-			 size_t n, bool inverse, struct batch *bt,
+			 size_t n, bool inverse, bool known, struct batch *bt,
 			 char *errmsg, size_t errmsg_len)
 {
 	struct xtcam_rule_htab seen = { 0 };
@@ -425,6 +425,9 @@ static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
 
 		if (b->remote && op->cmd == XTCAM_RULE_ADD && r->handle > above) {
 			have = NULL;
+		} else if (b->remote && known) {
+			/* the caller read the source for it: what it found */
+			have = (struct xtcam_rule *)op->old;
 		} else if (b->remote) {
 			err = source_find(b, r->handle, &have, errmsg, errmsg_len);
 			if (err)
@@ -661,7 +664,7 @@ static int deliver(struct xtcam_block *b, const struct xtcam_rule_op *ops,
 }
 
 static int rules_apply(struct xtcam_block *b, const struct xtcam_rule_op *ops,
-		       size_t n, bool notify, char *errmsg, size_t errmsg_len)
+		       size_t n, bool notify, bool known, char *errmsg, size_t errmsg_len)
 {
 	struct batch bt;
 	int err;
@@ -671,7 +674,7 @@ static int rules_apply(struct xtcam_block *b, const struct xtcam_rule_op *ops,
 	/* the inverse undoes the callbacks before one that refuses: with one
 	 * callback (or none) there is nothing to undo, and no need for it */
 	err = batch_prepare(b, ops, n, notify && !list_empty(&b->cb_list) &&
-			    !list_is_singular(&b->cb_list), &bt, errmsg, errmsg_len);
+			    !list_is_singular(&b->cb_list), known, &bt, errmsg, errmsg_len);
 	if (err)
 		return err;
 	if (notify) {
@@ -693,7 +696,24 @@ int xtcam_block_rules_apply(struct xtcam_block *b,
 	ERRBUF(errmsg, errmsg_len);
 	if (!b || (n && !ops))
 		return -EINVAL;
-	return rules_apply(b, ops, n, true, errmsg, errmsg_len);
+	return rules_apply(b, ops, n, true, false, errmsg, errmsg_len);
+}
+
+int xtcam_block_rules_apply_known(struct xtcam_block *b,
+				  const struct xtcam_rule_op *ops, size_t n,
+				  char *errmsg, size_t errmsg_len)
+{
+	ERRBUF(errmsg, errmsg_len);
+	if (!b || (n && !ops))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (ops[i].cmd != XTCAM_RULE_ADD &&
+		    (!ops[i].old || (ops[i].rule && ops[i].rule->handle != ops[i].old->handle))) {
+			seterr(errmsg, errmsg_len, "block %s: op %zu: %s without the rule it changes",
+			       b->spec.name, i + 1, cmd_name(ops[i].cmd));
+			return -EINVAL;
+		}
+	return rules_apply(b, ops, n, true, true, errmsg, errmsg_len);
 }
 
 int xtcam_block_rule_add(struct xtcam_block *b, const struct xtcam_rule *r,
@@ -788,7 +808,7 @@ int xtcam_block_rules_set(struct xtcam_block *b,
 		if (!htab_find(&b->by_handle, sorted[i]->handle))
 			ops[k++] = (struct xtcam_rule_op){ XTCAM_RULE_ADD,
 							   sorted[i], NULL };
-	err = rules_apply(b, ops, k, true, errmsg, errmsg_len);
+	err = rules_apply(b, ops, k, true, false, errmsg, errmsg_len);
 	goto out;
 
 nomem:
@@ -840,7 +860,7 @@ int xtcam_block_rules_fetch(struct xtcam_block *b, char *errmsg, size_t errmsg_l
 	for (size_t i = 0; i < n; i++)
 		ops[i] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &rules[i], NULL };
 	b->remote = false;
-	err = rules_apply(b, ops, n, false, errmsg, errmsg_len);
+	err = rules_apply(b, ops, n, false, false, errmsg, errmsg_len);
 	if (err)
 		b->remote = true;
 	free(ops);
@@ -876,7 +896,7 @@ int xtcam_block_rules_load(struct xtcam_block *b,
 	}
 	for (size_t i = 0; i < n; i++)
 		ops[i] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &rules[i], NULL };
-	err = rules_apply(b, ops, n, false, errmsg, errmsg_len);
+	err = rules_apply(b, ops, n, false, false, errmsg, errmsg_len);
 	free(ops);
 	return err;
 }

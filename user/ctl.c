@@ -40,6 +40,10 @@ struct xtcam_ctl_batch {
 	__u32 **handles;        /* an add's *handle, or NULL */
 	size_t n, cap;
 	bool overflow;          /* a change past the maximum was refused */
+	/* the block's settings the batch's texts are read with: read at
+	 * its first text, kept until it commits */
+	struct xtcam_block_spec spec;
+	bool have_spec;
 };
 
 /* Hold the lock with a current context. */
@@ -153,9 +157,10 @@ __u64 xtcam_ctl_generation(const struct xtcam_ctl *c)
 }
 
 /* The text of a rule as `rule add BLOCK` reads it, against the block's
- * settings as the registry has them now (no lock needed: one record). */
-static int parse(struct xtcam_ctl *c, const char *block, const char *text,
-		 struct xtcam_rule *r)
+ * settings as the registry has them now (no lock needed: one record), or
+ * as *cache has them when have (then read once into it). */
+static int parse_with(struct xtcam_ctl *c, const char *block, const char *text,
+		      struct xtcam_rule *r, struct xtcam_block_spec *cache, bool *have)
 {
 	struct xtcam_block_spec spec;
 	char why[XTCAM_ERRMSG_MAX] = "";
@@ -165,6 +170,10 @@ static int parse(struct xtcam_ctl *c, const char *block, const char *text,
 	if (!text) {
 		xtcam_set_err(c->err, sizeof(c->err), "block %s: rule: no text", block);
 		return -EINVAL;
+	}
+	if (have && *have) {
+		spec = *cache;
+		goto read;
 	}
 	if (!c->ctx) {
 		e = ctl_lock(c);
@@ -187,6 +196,11 @@ static int parse(struct xtcam_ctl *c, const char *block, const char *text,
 			      e == -ENOENT ? "no such block" : strerror(-e));
 		return e;
 	}
+	if (have) {
+		*cache = spec;
+		*have = true;
+	}
+read:
 	e = xtcam_rule_parse_line(text, r, &spec, why, sizeof(why));
 	if (e == 1) {
 		xtcam_set_err(c->err, sizeof(c->err), "block %s: rule \"%s\": no rule in it",
@@ -197,6 +211,12 @@ static int parse(struct xtcam_ctl *c, const char *block, const char *text,
 		xtcam_set_err(c->err, sizeof(c->err), "block %s: rule \"%s\": %s", block, text,
 			      why[0] ? why : strerror(-e));
 	return e;
+}
+
+static int parse(struct xtcam_ctl *c, const char *block, const char *text,
+		 struct xtcam_rule *r)
+{
+	return parse_with(c, block, text, r, NULL, NULL);
 }
 
 int xtcam_ctl_rule_parse(struct xtcam_ctl *c, const char *block, const char *text,
@@ -319,6 +339,7 @@ static void batch_clear(struct xtcam_ctl_batch *b)
 {
 	b->n = 0;
 	b->overflow = false;
+	b->have_spec = false;
 }
 
 static int batch_put(struct xtcam_ctl_batch *b, enum xtcam_rule_verb v,
@@ -372,7 +393,7 @@ int xtcam_ctl_batch_add_r(struct xtcam_ctl_batch *b, const struct xtcam_rule *r,
 int xtcam_ctl_batch_add(struct xtcam_ctl_batch *b, const char *text, __u32 *handle)
 {
 	struct xtcam_rule r;
-	int e = parse(b->c, b->block, text, &r);
+	int e = parse_with(b->c, b->block, text, &r, &b->spec, &b->have_spec);
 
 	return e ? e : batch_put(b, XTCAM_VERB_ADD, &r, handle);
 }
@@ -385,7 +406,7 @@ int xtcam_ctl_batch_replace_r(struct xtcam_ctl_batch *b, const struct xtcam_rule
 int xtcam_ctl_batch_replace(struct xtcam_ctl_batch *b, const char *text)
 {
 	struct xtcam_rule r;
-	int e = parse(b->c, b->block, text, &r);
+	int e = parse_with(b->c, b->block, text, &r, &b->spec, &b->have_spec);
 
 	return e ? e : batch_put(b, XTCAM_VERB_REPLACE, &r, NULL);
 }

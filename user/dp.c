@@ -143,6 +143,7 @@ void xtcam_dp_free(struct xtcam_dp *dp)
 
 	if (!dp)
 		return;
+	xtcam_dp_settle(dp);
 	dp_unmap(dp, true);
 	if (dp->skel) {
 		xtcam__destroy(dp->skel);
@@ -361,6 +362,7 @@ int xtcam_dp_pin(struct xtcam_dp *dp, const char *dir)
 	char path[PATH_MAX];
 	int i, err;
 
+	xtcam_dp_settle(dp);
 	if (dp->flags & XTCAM_DP_MEMORY)
 		return -EOPNOTSUPP;
 	if (mkdir(dir, 0700) && errno != EEXIST)
@@ -497,10 +499,24 @@ int xtcam_dp_open_pinned_ro(const char *dir, struct xtcam_dp **out)
  * writes; committed with the two-generation protocol.
  */
 
-struct mirror {                 /* dense cache of an array map */
-	char *buf;
-	__u64 *loaded, *dirty;  /* bitmaps */
+/* Memory for a transaction's cached elements, handed out in blocks and
+ * given back all at once. */
+struct arena {
+	char **blk;
+	size_t nblk, used;
+};
+
+#define ARENA_BLK (256u << 10)
+
+/* A sparse cache of an array map: the elements the transaction touched,
+ * by index, each after a word whose first byte says it is dirty.  The
+ * memory is what the batch touches, whatever the size of the map. */
+struct mirror {
+	struct u64map idx;      /* rel -> its word and element */
+	__u32 *dirty;           /* the rels made dirty, each once */
+	size_t ndirty, capdirty;
 	size_t n, usz;
+	bool init;
 };
 
 struct rentry {                 /* cached registry entry */
@@ -538,8 +554,9 @@ struct rslab {
 struct txn {
 	struct xtcam_dp *dp;
 	struct rslab *slab;
-	struct slotinfo *si;               /* by slot, where si_have has its bit */
-	__u64 *si_have;
+	struct arena ar;
+	struct u64map si;                  /* slot -> struct slotinfo, known */
+	bool nomem;                        /* mdirty could not keep one */
 	struct fresh *fresh;
 	struct mirror mr[XTCAM_MAP_MAX];   /* RECORDS, ACTIONS, BUCKETS, ALLOC */
 	struct u64map rules;               /* handle -> struct rentry */
@@ -575,38 +592,98 @@ static size_t mirror_len(const struct xtcam_dp *dp, int m)
 #define BIT_TEST(bm, i) (((bm)[(i) / 64] >> ((i) % 64)) & 1)
 #define BIT_SET(bm, i)  ((bm)[(i) / 64] |= 1ull << ((i) % 64))
 
+/* size bytes, zeroed, 8-byte aligned, until txn_free; NULL: ENOMEM */
+static void *arena_get(struct arena *a, size_t size)
+{
+	size = (size + 7) & ~(size_t)7;
+	if (size > ARENA_BLK) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!a->nblk || a->used + size > ARENA_BLK) {
+		char **b = realloc(a->blk, (a->nblk + 1) * sizeof(*b));
+
+		if (!b)
+			return NULL;
+		a->blk = b;
+		a->blk[a->nblk] = calloc(1, ARENA_BLK);
+		if (!a->blk[a->nblk])
+			return NULL;
+		a->nblk++;
+		a->used = 0;
+	}
+	a->used += size;
+	return a->blk[a->nblk - 1] + a->used - size;
+}
+
+static void arena_free(struct arena *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->nblk; i++)
+		free(a->blk[i]);
+	free(a->blk);
+	memset(a, 0, sizeof(*a));
+}
+
+/* A new element of a mirror (zero), after its dirty word. */
+static char *melem_new(struct txn *t, struct mirror *mr, size_t rel)
+{
+	char *e = arena_get(&t->ar, 8 + mr->usz);
+
+	if (!e)
+		return NULL;
+	if (u64map_put(&mr->idx, rel, e)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return e;
+}
+
 /* Pointer to element rel of an array map as this transaction sees it. */
 static void *mget(struct txn *t, int m, size_t rel)
 {
 	struct mirror *mr = &t->mr[m];
 	struct xtcam_dp *dp = t->dp;
-	/* small chunks: a batch of scattered changes in a big block touches
-	 * one element here and there, and each chunk it reads is copied */
-	size_t chunk = 16, first, n, i;
-	char *tmp;
+	/* a batch of scattered changes in a big block touches one bucket,
+	 * record or action here and there: each is read alone (a lookup
+	 * copies one element; a batched lookup of a chunk costs a copy of
+	 * each of its elements); the allocation bitmap is searched word
+	 * after word, in small chunks */
+	size_t chunk = m == XTCAM_MAP_ALLOC ? 16 : 1, first, n, i;
+	char *tmp, *e;
 	int err;
 
-	if (!mr->buf) {
+	if (!mr->init) {
 		mr->n = mirror_len(dp, m);
 		mr->usz = dp_usz(dp, m);
-		mr->buf = calloc(mr->n, mr->usz);
-		mr->loaded = calloc((mr->n + 63) / 64, 8);
-		mr->dirty = calloc((mr->n + 63) / 64, 8);
-		if (!mr->buf || !mr->loaded || !mr->dirty) {
-			errno = ENOMEM;
-			return NULL;
-		}
+		u64map_init(&mr->idx);
+		mr->init = true;
 	}
 	if (rel >= mr->n) {
 		errno = ERANGE;
 		return NULL;
 	}
-	if (BIT_TEST(mr->loaded, rel))
-		return mr->buf + rel * mr->usz;
+	e = u64map_get(&mr->idx, rel);
+	if (e)
+		return e + 8;
 	if (t->empty && (m == XTCAM_MAP_BUCKETS || m == XTCAM_MAP_ALLOC)) {
-		/* nothing in the active generation: all zero, as calloc'd */
-		BIT_SET(mr->loaded, rel);
-		return mr->buf + rel * mr->usz;
+		/* nothing in the active generation: all zero */
+		e = melem_new(t, mr, rel);
+		return e ? e + 8 : NULL;
+	}
+	if (chunk == 1) {
+		e = melem_new(t, mr, rel);
+		if (!e)
+			return NULL;
+		err = dp_read(dp, m, dp_is_gen_map(m) ? dp_abs_key(dp, m, rel, dp->cfg.gen) : rel,
+			      e + 8);
+		if (err) {
+			u64map_del(&mr->idx, rel);
+			errno = -err;
+			return NULL;
+		}
+		return e + 8;
 	}
 	/* read the chunk around rel in one batch */
 	first = rel & ~(chunk - 1);
@@ -625,18 +702,41 @@ static void *mget(struct txn *t, int m, size_t rel)
 		return NULL;
 	}
 	for (i = 0; i < n; i++) {
-		if (BIT_TEST(mr->loaded, first + i))
+		if (u64map_get(&mr->idx, first + i))
 			continue;
-		memcpy(mr->buf + (first + i) * mr->usz, tmp + i * mr->usz, mr->usz);
-		BIT_SET(mr->loaded, first + i);
+		e = melem_new(t, mr, first + i);
+		if (!e) {
+			free(tmp);
+			return NULL;
+		}
+		memcpy(e + 8, tmp + i * mr->usz, mr->usz);
 	}
 	free(tmp);
-	return mr->buf + rel * mr->usz;
+	return (char *)u64map_get(&mr->idx, rel) + 8;
 }
 
+/* Element rel, which mget returned, is to be written.  Out of memory for
+ * the list of them: the commit fails (nomem). */
 static void mdirty(struct txn *t, int m, size_t rel)
 {
-	BIT_SET(t->mr[m].dirty, rel);
+	struct mirror *mr = &t->mr[m];
+	char *e = u64map_get(&mr->idx, rel);
+
+	if (!e || *e)
+		return;
+	if (mr->ndirty == mr->capdirty) {
+		size_t c = mr->capdirty ? 2 * mr->capdirty : 256;
+		__u32 *d = realloc(mr->dirty, c * sizeof(*d));
+
+		if (!d) {
+			t->nomem = true;
+			return;
+		}
+		mr->dirty = d;
+		mr->capdirty = c;
+	}
+	*e = 1;
+	mr->dirty[mr->ndirty++] = (__u32)rel;
 }
 
 static struct rentry *rget(struct txn *t, __u32 handle)
@@ -701,6 +801,7 @@ static int txn_begin(struct txn *t, struct xtcam_dp *dp, char *err, size_t errle
 
 	memset(t, 0, sizeof(*t));
 	t->dp = dp;
+	u64map_init(&t->si);
 	t->err = err;
 	t->errlen = errlen;
 	u64map_init(&t->rules);
@@ -752,12 +853,11 @@ static void txn_free(struct txn *t)
 {
 	int i;
 
-	free(t->si);
-	free(t->si_have);
+	u64map_free(&t->si, NULL);
 	free(t->fresh);
 	for (i = 0; i < XTCAM_MAP_MAX; i++) {
-		free(t->mr[i].buf);
-		free(t->mr[i].loaded);
+		if (t->mr[i].init)
+			u64map_free(&t->mr[i].idx, NULL);
 		free(t->mr[i].dirty);
 	}
 	u64map_free(&t->rules, NULL);
@@ -767,6 +867,7 @@ static void txn_free(struct txn *t)
 		t->slab = sl->next;
 		free(sl);
 	}
+	arena_free(&t->ar);
 	free(t->fslots);
 	free(t->fcnts);
 	free(t->zcnts);
@@ -925,6 +1026,8 @@ static __u32 bucket_of(const struct xtcam_dp *dp, const struct xtcam_key *hv,
 			  xtcam_bshift(dp->geom.nbuckets));
 }
 
+/* The slot's information if known, else NULL (errno ERANGE for a slot
+ * beyond the block's, else 0). */
 static struct slotinfo *si_slot(struct txn *t, __u32 slot)
 {
 	size_t n = t->dp->geom.nslots;
@@ -933,15 +1036,22 @@ static struct slotinfo *si_slot(struct txn *t, __u32 slot)
 		errno = ERANGE;
 		return NULL;
 	}
-	if (!t->si) {
-		t->si = calloc(n, sizeof(*t->si));
-		t->si_have = calloc((n + 63) / 64, 8);
-		if (!t->si || !t->si_have) {
-			errno = ENOMEM;
-			return NULL;
-		}
+	errno = 0;
+	return u64map_get(&t->si, slot);
+}
+
+/* The slot's information, known from here on (zero until filled in). */
+static struct slotinfo *si_new(struct txn *t, __u32 slot)
+{
+	struct slotinfo *si = arena_get(&t->ar, sizeof(*si));
+
+	if (!si)
+		return NULL;
+	if (u64map_put(&t->si, slot, si)) {
+		errno = ENOMEM;
+		return NULL;
 	}
-	return &t->si[slot];
+	return si;
 }
 
 /* The rank and tag of the rule in a slot: of a rule placed by this
@@ -951,16 +1061,16 @@ static const struct slotinfo *slot_info(struct txn *t, __u32 slot)
 	struct slotinfo *si = si_slot(t, slot);
 	const struct xtcam_rec *r;
 
-	if (!si)
-		return NULL;
-	if (BIT_TEST(t->si_have, slot))
+	if (si || errno)
 		return si;
 	r = mget(t, XTCAM_MAP_RECORDS, slot);
 	if (!r)
 		return NULL;
+	si = si_new(t, slot);
+	if (!si)
+		return NULL;
 	si->rank = r->rank;
 	rec_tag(r, &si->tag, &si->tmask);
-	BIT_SET(t->si_have, slot);
 	return si;
 }
 
@@ -985,6 +1095,10 @@ static int fresh_add(struct txn *t, const struct xtcam_rec *rec, const struct xt
 	struct slotinfo *si = si_slot(t, rec->slot);
 	struct fresh *f = t->fresh;
 
+	if (!si && errno)
+		return -errno;
+	if (!si)
+		si = si_new(t, rec->slot);
 	if (!si)
 		return -errno;
 	if (!f) {
@@ -995,7 +1109,6 @@ static int fresh_add(struct txn *t, const struct xtcam_rec *rec, const struct xt
 	}
 	si->rank = rec->rank;
 	rec_tag(rec, &si->tag, &si->tmask);
-	BIT_SET(t->si_have, rec->slot);
 	f->keys[f->n] = rec->slot;
 	f->recs[f->n] = *rec;
 	f->acts[f->n] = *act;
@@ -1586,35 +1699,39 @@ static int do_remove(struct txn *t, __u32 handle, __u32 *cnt_out)
  * not for every element a large batch touched. */
 #define WRITE_CHUNK 8192
 
+static int cmp_u32_asc(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static int write_mirror(struct txn *t, int m, __u32 gen)
 {
 	struct mirror *mr = &t->mr[m];
-	size_t i, n = 0, cap = 0;
+	size_t i, n = 0, cap;
 	__u64 *keys = NULL;
 	char *vals = NULL;
 	int err = 0;
 
-	if (!mr->buf)
+	if (t->nomem)
+		return -ENOMEM;
+	if (!mr->ndirty)
 		return 0;
-	for (i = 0; i < (mr->n + 63) / 64; i++)
-		cap += __builtin_popcountll(mr->dirty[i]);
-	if (!cap)
-		return 0;
-	cap = cap < WRITE_CHUNK ? cap : WRITE_CHUNK;
+	/* in the order of the map (both generations get the same writes) */
+	qsort(mr->dirty, mr->ndirty, sizeof(*mr->dirty), cmp_u32_asc);
+	cap = mr->ndirty < WRITE_CHUNK ? mr->ndirty : WRITE_CHUNK;
 	keys = malloc(cap * sizeof(*keys));
 	vals = malloc(cap * mr->usz);
 	if (!keys || !vals) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; !err && i < mr->n; i++) {
-		if (!(mr->dirty[i / 64] >> (i % 64) & 1)) {
-			if (!mr->dirty[i / 64])
-				i |= 63;
-			continue;
-		}
-		keys[n] = dp_is_gen_map(m) ? dp_abs_key(t->dp, m, i, gen) : i;
-		memcpy(vals + n * mr->usz, mr->buf + i * mr->usz, mr->usz);
+	for (i = 0; !err && i < mr->ndirty; i++) {
+		__u32 rel = mr->dirty[i];
+
+		keys[n] = dp_is_gen_map(m) ? dp_abs_key(t->dp, m, rel, gen) : rel;
+		memcpy(vals + n * mr->usz, (char *)u64map_get(&mr->idx, rel) + 8, mr->usz);
 		if (++n == cap) {
 			err = dp_write(t->dp, m, keys, vals, n);
 			n = 0;
@@ -1775,6 +1892,55 @@ static int zero_counters(struct txn *t)
 
 static int limbo_release(struct txn *t);
 
+static void *sync_thread(void *arg)
+{
+	struct xtcam_dp *dp = arg;
+
+	dp->sync_err = dp_sync(dp);
+	return NULL;
+}
+
+/* After the flip: the grace period, then the old generation brought up
+ * to date (t->dp->cfg.gen is the new one). */
+static int txn_finish(struct txn *t, bool synced)
+{
+	struct xtcam_dp *dp = t->dp;
+	int err = synced ? 0 : dp_sync(dp);
+
+	xtcam_trace("dp sync");
+	if (!err)
+		err = write_gen(t, !dp->cfg.gen);
+	xtcam_trace("dp catch-up");
+	if (err)
+		return err;
+	dp->cfg.dirty = 0;
+	return dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
+}
+
+int xtcam_dp_settle(struct xtcam_dp *dp)
+{
+	struct txn *t = dp->pend;
+	int err;
+
+	if (!t)
+		return 0;
+	pthread_join(dp->sync_th, NULL);
+	dp->pend = NULL;
+	err = dp->sync_err;
+	if (!err)
+		err = txn_finish(t, true);
+	txn_free(t);
+	free(t);
+	return err;
+}
+
+void xtcam_dp_set_defer(struct xtcam_dp *dp, bool defer)
+{
+	dp->defer = defer;
+}
+
+/* Commit t; with dp->defer, t is moved into dp->pend (t is left empty)
+ * and the catch-up waits for xtcam_dp_settle. */
 static int txn_commit(struct txn *t)
 {
 	struct xtcam_dp *dp = t->dp;
@@ -1805,6 +1971,7 @@ static int txn_commit(struct txn *t)
 		err = zero_counters(t);
 	if (err)
 		return err;
+	xtcam_trace("dp records");
 	/* 2. the inactive generation, then the flip */
 	dp->cfg.dirty = 1;
 	err = dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
@@ -1816,15 +1983,28 @@ static int txn_commit(struct txn *t)
 	err = dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
 	if (err)
 		return err;
+	xtcam_trace("dp gen+flip");
 	/* 3. once no packet can still be in the old generation, bring it up
-	 * to date */
-	err = dp_sync(dp);
-	if (!err)
-		err = write_gen(t, !newgen);
-	if (err)
-		return err;
-	dp->cfg.dirty = 0;
-	return dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
+	 * to date: now, or (deferred) after the caller's own work */
+	if (dp->defer && !(dp->flags & XTCAM_DP_MEMORY)) {
+		struct txn *p = malloc(sizeof(*p));
+
+		if (p) {
+			*p = *t;
+			p->err = NULL;          /* the caller's, gone by then */
+			p->errlen = 0;
+			if (!pthread_create(&dp->sync_th, NULL, sync_thread, dp)) {
+				dp->pend = p;
+				memset(t, 0, sizeof(*t));
+				t->dp = dp;
+				u64map_init(&t->rules);
+				u64map_init(&t->si);
+				return 0;
+			}
+			free(p);
+		}
+	}
+	return txn_finish(t, false);
 }
 
 /* A change was interrupted: make the inactive generation a copy of the
@@ -2666,6 +2846,7 @@ static int flip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 		plan_cuts(&t, ops, n);
 		e = u64map_reserve(&t.rules, n);
 	}
+	xtcam_trace("dp begin");
 	for (i = 0; !e && i < n; i++) {
 		const struct xtcam_dp_op *op = &ops[i];
 		struct rentry *re;
@@ -2716,6 +2897,7 @@ static int flip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 			t.gen.nentries, dp->geom.capacity);
 		e = -ENOSPC;
 	}
+	xtcam_trace("dp place");
 	if (!e)
 		e = txn_commit(&t);
 	txn_free(&t);
@@ -2736,6 +2918,9 @@ int xtcam_dp_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 
 	if (err && errlen)
 		err[0] = 0;
+	/* a pending flip finished first (failed, it left the data path
+	 * marked dirty: txn_begin repairs it) */
+	xtcam_dp_settle(dp);
 	if (n == 1) {
 		static int flip_only = -1;
 
@@ -2779,6 +2964,7 @@ int xtcam_dp_set_default(struct xtcam_dp *dp, const struct xtcam_action *a)
 	struct txn t;
 	int e;
 
+	xtcam_dp_settle(dp);    /* a pending flip finished first (and below) */
 	if (a->type == XTCAM_ACT_NONE || a->type >= XTCAM_ACT_MAX)
 		return -EINVAL;
 	e = txn_begin(&t, dp, NULL, 0);
@@ -2856,6 +3042,7 @@ int xtcam_dp_counters_reset(struct xtcam_dp *dp)
 	int maps[] = { XTCAM_MAP_COUNTERS, XTCAM_MAP_STATS }, err = 0;
 	size_t j;
 
+	xtcam_dp_settle(dp);
 	for (j = 0; !err && j < 2; j++) {
 		int m = maps[j];
 		size_t n = dp->max[m], i;
@@ -2887,8 +3074,10 @@ int xtcam_dp_handles(struct xtcam_dp *dp, __u32 **out, size_t *nout)
 	struct xtcam_hval *vals;
 	size_t n, i, k = 0;
 	__u32 *h;
-	int err = dp_dump_rules(dp, &keys, &vals, &n);
+	int err;
 
+	xtcam_dp_settle(dp);
+	err = dp_dump_rules(dp, &keys, &vals, &n);
 	if (err)
 		return err;
 	h = malloc((n + 1) * sizeof(*h));
@@ -2911,8 +3100,10 @@ out:
 int xtcam_dp_info(struct xtcam_dp *dp, struct xtcam_dp_info *info, bool scan)
 {
 	struct xtcam_gen g;
-	int err = dp_read(dp, XTCAM_MAP_GENS, dp->cfg.gen, &g);
+	int err;
 
+	xtcam_dp_settle(dp);
+	err = dp_read(dp, XTCAM_MAP_GENS, dp->cfg.gen, &g);
 	if (err)
 		return err;
 	memset(info, 0, sizeof(*info));
@@ -3281,8 +3472,10 @@ out:
 
 int xtcam_dp_verify(struct xtcam_dp *dp, char *err, size_t errlen)
 {
-	int e = verify_gen(dp, dp->cfg.gen, err, errlen);
+	int e;
 
+	xtcam_dp_settle(dp);
+	e = verify_gen(dp, dp->cfg.gen, err, errlen);
 	if (!e)
 		e = verify_gen(dp, !dp->cfg.gen, err, errlen);
 	return e;

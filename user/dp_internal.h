@@ -3,6 +3,7 @@
 #ifndef XTCAM_DP_INTERNAL_H
 #define XTCAM_DP_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include "xtcam/dp.h"
 #include "u64map.h"
@@ -29,6 +30,10 @@ struct xtcam_dp {
 	double stat_sync_s;
 	unsigned long stat_syncs, stat_syscalls;
 	struct xtcam_dp_timing st;      /* single-change counts */
+	bool defer;                     /* xtcam_dp_set_defer */
+	struct txn *pend;               /* a flip's catch-up, not yet done */
+	pthread_t sync_th;              /* its grace period */
+	int sync_err;
 	struct dp_win {                 /* mapped windows of buckets, tlists */
 		int m;
 		size_t off, len;

@@ -195,27 +195,60 @@ int dp_write(struct xtcam_dp *dp, int m, const __u64 *keys, const void *vals,
 	return err;
 }
 
+/* Keys absent are no error.  In batches: a batch stops at the first key
+ * it cannot delete (cnt says how many went before it), which is skipped
+ * when absent. */
 int dp_del(struct xtcam_dp *dp, int m, const __u64 *keys, size_t n)
 {
+	struct xtcam_hkey *hk;
 	size_t i;
 	int err = 0;
 
 	if (!is_hash(m))
 		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		dp->stat_syscalls++;
-		if (dp->flags & XTCAM_DP_MEMORY) {
+	if (dp->flags & XTCAM_DP_MEMORY) {
+		for (i = 0; i < n; i++) {
+			dp->stat_syscalls++;
 			free(u64map_del(&dp->memrules, keys[i]));
-		} else {
-			struct xtcam_hkey hk;
+		}
+		return 0;
+	}
+	if (!n)
+		return 0;
+	hk = malloc(n * sizeof(*hk));
+	if (!hk)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		hkey_of(keys[i], &hk[i]);
+	for (i = 0; i < n;) {
+		__u32 cnt = (__u32)(n - i);
 
-			hkey_of(keys[i], &hk);
-			if (bpf_map_delete_elem(dp->fd[m], &hk) && errno != ENOENT) {
+		dp->stat_syscalls++;
+		if (!bpf_map_delete_batch(dp->fd[m], &hk[i], &cnt, NULL))
+			break;
+		err = -errno;
+		if (cnt > n - i)
+			cnt = 0;
+		i += cnt;
+		if (err == -ENOENT) {
+			err = 0;
+			i++;                    /* absent: the next one */
+			continue;
+		}
+		if (err != -EINVAL && err != -ENOTSUPP && err != -EOPNOTSUPP)
+			break;
+		/* no batch support: one by one */
+		err = 0;
+		for (; i < n; i++) {
+			dp->stat_syscalls++;
+			if (bpf_map_delete_elem(dp->fd[m], &hk[i]) && errno != ENOENT) {
 				err = -errno;
 				break;
 			}
 		}
+		break;
 	}
+	free(hk);
 	return err;
 }
 

@@ -78,6 +78,12 @@ int xtcam_rule_ops_check(struct xtcam_ctx *c, const char *block, const struct xt
 int xtcam_rule_ops_apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
 			 size_t n, char *err, size_t errlen);
 
+/* The XDP data paths of the context: their flips' catch-ups deferred
+ * (xtcam_dp_set_defer), then settled (and no longer deferred), the first
+ * error returned. */
+void xtcam_xdp_defer(struct xtcam_ctx *ctx, bool defer);
+int xtcam_xdp_settle(struct xtcam_ctx *ctx);
+
 /* What a show reads of a block besides the registry (rview.c). */
 struct xtcam_rview {
 	struct xtcam_block_spec spec;

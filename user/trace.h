@@ -19,7 +19,8 @@ void xtcam_trace_mark(const char *phase);
 /* XTCAM_CRASH_AT=NAME: the process kills itself (SIGKILL, as kill -9)
  * when it reaches the point of that name: for the tests of what the next
  * invocation makes of a change cut short.  Points of a rule change, in
- * order: stage (registry staged), deliver (data paths changed), flip
+ * order: stage (the change marked in the registry), deliver (data paths
+ * changed; the registry's other generation not yet written), flip
  * (committed, the other generation not yet caught up), commit (done);
  * and, inside a single change the data path publishes in place, publish
  * (the active generation written, the data path's own state not yet);

@@ -244,6 +244,16 @@ const struct xtcam_rule *xtcam_block_rule_find(const struct xtcam_block *b,
 int xtcam_block_rules_apply(struct xtcam_block *b,
 			    const struct xtcam_rule_op *ops, size_t n,
 			    char *errmsg, size_t errmsg_len);
+/*
+ * The same, for a caller that read the block's rule source (see
+ * xtcam_block_source_set) for every handle of the batch while nothing
+ * could change it: an ADD's handle is free there, a REPLACE's or DEL's
+ * `old` is the rule it found, with the handle of the change (-EINVAL
+ * without).  The core asks the source nothing.
+ */
+int xtcam_block_rules_apply_known(struct xtcam_block *b,
+				  const struct xtcam_rule_op *ops, size_t n,
+				  char *errmsg, size_t errmsg_len);
 
 /* One-op wrappers. */
 int xtcam_block_rule_add(struct xtcam_block *b, const struct xtcam_rule *r,

@@ -120,6 +120,17 @@ struct xtcam_dp_op {
  * how many entries it needs and has); -EINVAL: malformed rule. */
 int xtcam_dp_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 		   size_t n, char *err, size_t errlen);
+
+/* A batch through a flip commits at the flip; then, after a grace period,
+ * the other generation is brought up to date.  With defer set, an apply
+ * returns at the flip, the grace period under way in a thread, and the
+ * rest is done by xtcam_dp_settle (or by the next call on the data path
+ * that needs it): the caller's own work (its registry's commit) overlaps
+ * the grace period.  Settling returns what finishing returned: an error
+ * there leaves the change made and the other generation to be repaired
+ * by the next change. */
+void xtcam_dp_set_defer(struct xtcam_dp *dp, bool defer);
+int xtcam_dp_settle(struct xtcam_dp *dp);
 int xtcam_dp_set_default(struct xtcam_dp *dp, const struct xtcam_action *a);
 
 struct xtcam_dp_info {

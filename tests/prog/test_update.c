@@ -476,3 +476,65 @@ Test(update, single_changes_need_no_sync, .timeout = 600)
 	free(cur);
 	free(ops);
 }
+
+static struct xtcam_config read_config(struct xtcam_dp *dp)
+{
+	struct xtcam_config cfg;
+	__u32 zero = 0;
+
+	cr_assert_eq(bpf_map_lookup_elem(xtcam_dp_map_fd(dp, XTCAM_MAP_CONFIG), &zero, &cfg), 0);
+	return cfg;
+}
+
+/* A deferred batch commits at its flip: the frames see its rules at once,
+ * the other generation is brought up to date by the settle (or by the
+ * next call that needs it), and both generations are then the same. */
+Test(update, deferred_flip_settles_later)
+{
+	struct xtcam_block_spec spec = { .capacity = 1000 };
+	struct xtcam_rule r[4];
+	struct xtcam_dp_op ops[4];
+	struct pkt_spec s;
+	struct xtcam_dp *dp;
+	struct xtcam_config cfg;
+	uint64_t rank;
+	__u32 gen0;
+	char err[256];
+	int i;
+
+	cr_assert_eq(xtcam_dp_create(&spec, XTCAM_DP_DEBUG, &dp), 0);
+	for (i = 0; i < 4; i++) {
+		range_rule(&r[i], (uint32_t)i + 1);
+		ops[i] = add_op(&r[i]);
+	}
+	cr_assert_eq(xtcam_dp_apply(dp, ops, 2, err, sizeof(err)), 0, "%s", err);
+	gen0 = read_config(dp).gen;
+	cr_assert_eq(read_config(dp).dirty, 0, "not deferred: caught up before it returns");
+	xtcam_dp_set_defer(dp, true);
+	cr_assert_eq(xtcam_dp_apply(dp, ops + 2, 2, err, sizeof(err)), 0, "%s", err);
+	cfg = read_config(dp);
+	cr_assert_eq(cfg.gen, !gen0, "flipped");
+	cr_assert_eq(cfg.dirty, 1, "the other generation not yet caught up");
+	pkt_spec_init(&s);
+	s.proto = IPPROTO_TCP;
+	s.dport = 2000;
+	s.daddr[3] = 4;
+	cr_assert_eq(classify_frame(dp, &s, &rank), XDP_DROP, "the batch's rule, before the settle");
+	cr_assert_eq(rank, XTCAM_RANK(10, 4));
+	cr_assert_eq(xtcam_dp_settle(dp), 0);
+	cr_assert_eq(read_config(dp).dirty, 0, "settled");
+	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), 0, "%s", err);
+	/* deferred again, then another batch: it settles the first */
+	ops[0] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_DEL, .handle = 4 };
+	cr_assert_eq(xtcam_dp_apply(dp, ops, 1, err, sizeof(err)), 0, "%s", err);
+	ops[0] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_DEL, .handle = 1 };
+	ops[1] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_DEL, .handle = 2 };
+	cr_assert_eq(xtcam_dp_apply(dp, ops, 2, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(classify_frame(dp, &s, &rank), XDP_PASS, "handle 4 gone");
+	xtcam_dp_set_defer(dp, false);
+	cr_assert_eq(xtcam_dp_settle(dp), 0);
+	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), 0, "%s", err);
+	s.daddr[3] = 3;
+	cr_assert_eq(classify_frame(dp, &s, &rank), XDP_DROP, "handle 3 kept");
+	xtcam_dp_free(dp);
+}

@@ -2315,6 +2315,46 @@ Test(source, adds_above_the_free_mark_find_nothing)
 	assert_no_leaks();
 }
 
+/* a batch whose caller read the source for its handles (rules_apply_known)
+ * asks the source nothing: an add's handle is free, a replace's or del's
+ * old is the rule there; the same batch through rules_apply looks each up */
+Test(source, known_changes_find_nothing)
+{
+	struct xtcam_core *core = xtcam_core_new();
+	struct xtcam_block *b = block(core, "edge");
+	struct store st = { .n = 0 };
+	struct xtcam_rule add6 = R(20, 6), rep2 = R(30, 2), old2, old3;
+	struct xtcam_rule_op ops[3];
+	char msg[XTCAM_ERRMSG_MAX];
+
+	for (__u32 h = 1; h <= 5; h++) {
+		struct xtcam_rule r = R(10, h);
+
+		store_put(&st, &r);
+	}
+	old2 = st.r[1];
+	old3 = st.r[2];
+	cr_assert_eq(xtcam_block_source_set(b, &(struct xtcam_rule_source){ store_find,
+				store_fetch, &st, NULL }), 0);
+	ops[0] = (struct xtcam_rule_op){ XTCAM_RULE_ADD, &add6, NULL };
+	ops[1] = (struct xtcam_rule_op){ XTCAM_RULE_REPLACE, &rep2, &old2 };
+	ops[2] = (struct xtcam_rule_op){ XTCAM_RULE_DEL, &old3, &old3 };
+	cr_assert_eq(xtcam_block_rules_apply_known(b, ops, 3, msg, sizeof(msg)), 0, "%s", msg);
+	cr_assert_eq(st.finds, 0, "every handle was known: no find");
+	cr_assert_eq(xtcam_block_rules_apply(b, ops, 3, msg, sizeof(msg)), 0, "%s", msg);
+	cr_assert_eq(st.finds, 3, "not known: each handle looked up");
+	/* a replace without the rule it replaces is refused */
+	ops[0] = (struct xtcam_rule_op){ XTCAM_RULE_REPLACE, &rep2, NULL };
+	cr_assert_eq(xtcam_block_rules_apply_known(b, ops, 1, msg, sizeof(msg)), -EINVAL);
+	cr_assert(strstr(msg, "replace without the rule it changes"), "%s", msg);
+	old3.handle = 9;
+	ops[0] = (struct xtcam_rule_op){ XTCAM_RULE_REPLACE, &rep2, &old3 };
+	cr_assert_eq(xtcam_block_rules_apply_known(b, ops, 1, msg, sizeof(msg)), -EINVAL);
+	cr_assert_eq(st.finds, 3);
+	xtcam_core_free(core);
+	assert_no_leaks();
+}
+
 Test(source, set_only_on_an_empty_unbound_block)
 {
 	struct xtcam_core *core = xtcam_core_new();

@@ -508,6 +508,25 @@ struct arena {
 
 #define ARENA_BLK (256u << 10)
 
+/* A batch of at least this many changes caches the buckets and the
+ * slots' information densely (XTCAM_DP_DENSE_MIN overrides it, for the
+ * tests of both caches). */
+#define DENSE_MIN 65536
+
+static size_t dense_min(void)
+{
+	static long v = -1;
+
+	if (v < 0) {
+		const char *e = getenv("XTCAM_DP_DENSE_MIN");
+
+		v = e && *e ? atol(e) : DENSE_MIN;
+		if (v < 0)
+			v = DENSE_MIN;
+	}
+	return (size_t)v;
+}
+
 /* A sparse cache of an array map: the elements the transaction touched,
  * by index, each after a word whose first byte says it is dirty.  The
  * memory is what the batch touches, whatever the size of the map. */
@@ -517,6 +536,11 @@ struct mirror {
 	size_t ndirty, capdirty;
 	size_t n, usz;
 	bool init;
+	/* dense instead (the buckets of a big batch, which touches most of
+	 * them: an index and a word each would cost more than the map):
+	 * every element in place, and bitmaps of those read and dirty */
+	char *dense;
+	__u64 *dloaded, *ddirty;
 };
 
 struct rentry {                 /* cached registry entry */
@@ -556,7 +580,11 @@ struct txn {
 	struct rslab *slab;
 	struct arena ar;
 	struct u64map si;                  /* slot -> struct slotinfo, known */
+	struct slotinfo *dsi;              /* dense instead (a big batch): by
+					    * slot, where dsi_have has its bit */
+	__u64 *dsi_have;
 	bool nomem;                        /* mdirty could not keep one */
+	bool dense;                        /* a big batch: dense bucket cache */
 	struct fresh *fresh;
 	struct mirror mr[XTCAM_MAP_MAX];   /* RECORDS, ACTIONS, BUCKETS, ALLOC */
 	struct u64map rules;               /* handle -> struct rentry */
@@ -626,18 +654,68 @@ static void arena_free(struct arena *a)
 	memset(a, 0, sizeof(*a));
 }
 
-/* A new element of a mirror (zero), after its dirty word. */
+/* Element rel of a mirror as cached; NULL when it is not (yet). */
+static char *melem_get(struct mirror *mr, size_t rel)
+{
+	char *e;
+
+	if (mr->dense)
+		return BIT_TEST(mr->dloaded, rel) ? mr->dense + rel * mr->usz : NULL;
+	e = u64map_get(&mr->idx, rel);
+	return e ? e + 8 : NULL;
+}
+
+/* A new element of a mirror (zero); NULL with errno. */
 static char *melem_new(struct txn *t, struct mirror *mr, size_t rel)
 {
-	char *e = arena_get(&t->ar, 8 + mr->usz);
+	char *e;
 
+	if (mr->dense) {
+		BIT_SET(mr->dloaded, rel);
+		return mr->dense + rel * mr->usz;
+	}
+	e = arena_get(&t->ar, 8 + mr->usz);
 	if (!e)
 		return NULL;
 	if (u64map_put(&mr->idx, rel, e)) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	return e;
+	return e + 8;
+}
+
+/* A new element that could not be read: not cached after all. */
+static void melem_drop(struct mirror *mr, size_t rel)
+{
+	if (mr->dense) {
+		mr->dloaded[rel / 64] &= ~(1ull << (rel % 64));
+		memset(mr->dense + rel * mr->usz, 0, mr->usz);
+	} else {
+		u64map_del(&mr->idx, rel);
+	}
+}
+
+static bool melem_dirty(const struct mirror *mr, size_t rel, const char *e)
+{
+	return mr->dense ? BIT_TEST(mr->ddirty, rel) != 0 : e[-8] != 0;
+}
+
+static void melem_set_dirty(struct mirror *mr, size_t rel, char *e)
+{
+	if (mr->dense)
+		BIT_SET(mr->ddirty, rel);
+	else
+		e[-8] = 1;
+}
+
+static void mirror_free(struct mirror *mr)
+{
+	if (mr->init)
+		u64map_free(&mr->idx, NULL);
+	free(mr->dirty);
+	free(mr->dense);
+	free(mr->dloaded);
+	free(mr->ddirty);
 }
 
 /* Pointer to element rel of an array map as this transaction sees it. */
@@ -658,32 +736,42 @@ static void *mget(struct txn *t, int m, size_t rel)
 		mr->n = mirror_len(dp, m);
 		mr->usz = dp_usz(dp, m);
 		u64map_init(&mr->idx);
+		if (t->dense && m == XTCAM_MAP_BUCKETS) {
+			mr->dense = calloc(mr->n, mr->usz);
+			mr->dloaded = calloc((mr->n + 63) / 64, 8);
+			mr->ddirty = calloc((mr->n + 63) / 64, 8);
+			if (!mr->dense || !mr->dloaded || !mr->ddirty) {
+				free(mr->dense);
+				free(mr->dloaded);
+				free(mr->ddirty);
+				mr->dense = NULL;
+				errno = ENOMEM;
+				return NULL;
+			}
+		}
 		mr->init = true;
 	}
 	if (rel >= mr->n) {
 		errno = ERANGE;
 		return NULL;
 	}
-	e = u64map_get(&mr->idx, rel);
+	e = melem_get(mr, rel);
 	if (e)
-		return e + 8;
-	if (t->empty && (m == XTCAM_MAP_BUCKETS || m == XTCAM_MAP_ALLOC)) {
-		/* nothing in the active generation: all zero */
-		e = melem_new(t, mr, rel);
-		return e ? e + 8 : NULL;
-	}
+		return e;
+	if (t->empty && (m == XTCAM_MAP_BUCKETS || m == XTCAM_MAP_ALLOC))
+		return melem_new(t, mr, rel);   /* nothing in the active generation: zero */
 	if (chunk == 1) {
 		e = melem_new(t, mr, rel);
 		if (!e)
 			return NULL;
 		err = dp_read(dp, m, dp_is_gen_map(m) ? dp_abs_key(dp, m, rel, dp->cfg.gen) : rel,
-			      e + 8);
+			      e);
 		if (err) {
-			u64map_del(&mr->idx, rel);
+			melem_drop(mr, rel);
 			errno = -err;
 			return NULL;
 		}
-		return e + 8;
+		return e;
 	}
 	/* read the chunk around rel in one batch */
 	first = rel & ~(chunk - 1);
@@ -702,17 +790,17 @@ static void *mget(struct txn *t, int m, size_t rel)
 		return NULL;
 	}
 	for (i = 0; i < n; i++) {
-		if (u64map_get(&mr->idx, first + i))
+		if (melem_get(mr, first + i))
 			continue;
 		e = melem_new(t, mr, first + i);
 		if (!e) {
 			free(tmp);
 			return NULL;
 		}
-		memcpy(e + 8, tmp + i * mr->usz, mr->usz);
+		memcpy(e, tmp + i * mr->usz, mr->usz);
 	}
 	free(tmp);
-	return (char *)u64map_get(&mr->idx, rel) + 8;
+	return melem_get(mr, rel);
 }
 
 /* Element rel, which mget returned, is to be written.  Out of memory for
@@ -720,9 +808,9 @@ static void *mget(struct txn *t, int m, size_t rel)
 static void mdirty(struct txn *t, int m, size_t rel)
 {
 	struct mirror *mr = &t->mr[m];
-	char *e = u64map_get(&mr->idx, rel);
+	char *e = melem_get(mr, rel);
 
-	if (!e || *e)
+	if (!e || melem_dirty(mr, rel, e))
 		return;
 	if (mr->ndirty == mr->capdirty) {
 		size_t c = mr->capdirty ? 2 * mr->capdirty : 256;
@@ -735,7 +823,7 @@ static void mdirty(struct txn *t, int m, size_t rel)
 		mr->dirty = d;
 		mr->capdirty = c;
 	}
-	*e = 1;
+	melem_set_dirty(mr, rel, e);
 	mr->dirty[mr->ndirty++] = (__u32)rel;
 }
 
@@ -854,12 +942,11 @@ static void txn_free(struct txn *t)
 	int i;
 
 	u64map_free(&t->si, NULL);
+	free(t->dsi);
+	free(t->dsi_have);
 	free(t->fresh);
-	for (i = 0; i < XTCAM_MAP_MAX; i++) {
-		if (t->mr[i].init)
-			u64map_free(&t->mr[i].idx, NULL);
-		free(t->mr[i].dirty);
-	}
+	for (i = 0; i < XTCAM_MAP_MAX; i++)
+		mirror_free(&t->mr[i]);
 	u64map_free(&t->rules, NULL);
 	while (t->slab) {
 		struct rslab *sl = t->slab;
@@ -1037,13 +1124,40 @@ static struct slotinfo *si_slot(struct txn *t, __u32 slot)
 		return NULL;
 	}
 	errno = 0;
+	if (t->dense) {
+		if (!t->dsi) {
+			t->dsi = calloc(n, sizeof(*t->dsi));
+			t->dsi_have = calloc((n + 63) / 64, 8);
+			if (!t->dsi || !t->dsi_have) {
+				free(t->dsi);
+				free(t->dsi_have);
+				t->dsi = NULL;
+				t->dsi_have = NULL;
+				errno = ENOMEM;
+				return NULL;
+			}
+		}
+		return BIT_TEST(t->dsi_have, slot) ? &t->dsi[slot] : NULL;
+	}
 	return u64map_get(&t->si, slot);
 }
 
 /* The slot's information, known from here on (zero until filled in). */
 static struct slotinfo *si_new(struct txn *t, __u32 slot)
 {
-	struct slotinfo *si = arena_get(&t->ar, sizeof(*si));
+	struct slotinfo *si;
+
+	if (t->dense) {
+		if (slot >= t->dp->geom.nslots) {
+			errno = ERANGE;
+			return NULL;
+		}
+		if (!t->dsi && !si_slot(t, slot) && errno)
+			return NULL;
+		BIT_SET(t->dsi_have, slot);
+		return &t->dsi[slot];
+	}
+	si = arena_get(&t->ar, sizeof(*si));
 
 	if (!si)
 		return NULL;
@@ -1731,7 +1845,7 @@ static int write_mirror(struct txn *t, int m, __u32 gen)
 		__u32 rel = mr->dirty[i];
 
 		keys[n] = dp_is_gen_map(m) ? dp_abs_key(t->dp, m, rel, gen) : rel;
-		memcpy(vals + n * mr->usz, (char *)u64map_get(&mr->idx, rel) + 8, mr->usz);
+		memcpy(vals + n * mr->usz, melem_get(mr, rel), mr->usz);
 		if (++n == cap) {
 			err = dp_write(t->dp, m, keys, vals, n);
 			n = 0;
@@ -2842,6 +2956,7 @@ static int flip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 
 	e = txn_begin(&t, dp, err, errlen);
 	if (!e) {
+		t.dense = n >= dense_min();
 		txn_tidy(&t);
 		plan_cuts(&t, ops, n);
 		e = u64map_reserve(&t.rules, n);

@@ -252,9 +252,8 @@ Test(update, replace_with_fresh_counters_starts_at_zero)
 }
 
 /* random churn against the reference */
-Test(update, churn_against_reference, .timeout = 600)
+static void churn(uint64_t seed)
 {
-	uint64_t seed = t_seed(0xc4u);
 	struct t_rng g = { seed };
 	struct xtcam_block_spec spec = { .capacity = 20000 };
 	size_t cap = 4000, n = 0, i, k;
@@ -331,6 +330,19 @@ Test(update, churn_against_reference, .timeout = 600)
 	free(cur);
 	free(nr);
 	free(ops);
+}
+
+Test(update, churn_against_reference, .timeout = 600)
+{
+	churn(t_seed(0xc4u));
+}
+
+/* The same with the caches a big batch uses (dense buckets and slot
+ * information) for every batch. */
+Test(update, churn_against_reference_dense_caches, .timeout = 600)
+{
+	setenv("XTCAM_DP_DENSE_MIN", "1", 1);
+	churn(t_seed(0xc5u));
 }
 
 /* Maps pinned by a build whose data path has another format (layout, hash,

@@ -1394,38 +1394,49 @@ static int walk_one(void *arg, const struct xtcam_rank_key *k)
 }
 
 /*
- * A long block is read ahead by a thread of its own: it walks the index
- * and looks the rules up (two syscalls a rule) while the caller's thread
- * does what it does with them (formats and prints them), a chunk of
- * rules at a time, in order.  The rules reach fn as a walk in one thread
- * would give them.
+ * A long block is read ahead by two threads of their own: one walks the
+ * index (a syscall a rule), the other looks the rules up (another), while
+ * the caller's thread does what it does with them (formats and prints
+ * them), a chunk of rules at a time, in order.  The rules reach fn as a
+ * walk in one thread would give them.
  */
 #define AHEAD_MIN   4096        /* rules: a shorter block is walked in line */
 #define AHEAD_CHUNK 256         /* rules a hand-over */
 #define AHEAD_BUFS  128         /* chunks read ahead at most */
 
 struct ahead_chunk {
-	size_t n;
+	size_t nk, n;           /* keys walked; rules read of them */
 	int end;                /* the walk ended after these: 1 no, 0 done,
 				 * -errno */
+	struct xtcam_rank_key k[AHEAD_CHUNK];
 	struct xtcam_rule r[AHEAD_CHUNK];
 };
 
+/* Chunk i (in the order of the walk) is in buf[i % AHEAD_BUFS]; the
+ * counts say how far each stage is. */
 struct ahead {
 	struct xtcam_state *st;
 	__u32 id, gen;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct ahead_chunk *buf[AHEAD_BUFS];
-	size_t full_head, nfull;    /* filled, in order, from full_head */
+	size_t walked, read, used;  /* chunks: keys walked, rules read, used */
 	bool stop;                  /* the caller is done: no more reading */
 };
 
-static void *ahead_run(void *arg)
+static void ahead_done(struct ahead *a, size_t *count)
+{
+	pthread_mutex_lock(&a->mu);
+	(*count)++;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
+static void *ahead_walk(void *arg)
 {
 	struct ahead *a = arg;
 	struct xtcam_rank_key cur;
-	size_t slot = 0;
+	size_t i = 0;
 	int e = 1;
 
 	rank_key(&cur, a->id, a->gen, 0, 0);
@@ -1433,35 +1444,56 @@ static void *ahead_run(void *arg)
 		struct ahead_chunk *c;
 
 		pthread_mutex_lock(&a->mu);
-		while (!a->stop && a->nfull == AHEAD_BUFS)
+		while (!a->stop && i - a->used == AHEAD_BUFS)
 			pthread_cond_wait(&a->cv, &a->mu);
 		pthread_mutex_unlock(&a->mu);
 		if (a->stop)
 			break;
-		/* the slot after the last filled one is free: only this
-		 * thread fills, and the caller empties in order */
-		c = a->buf[slot];
+		c = a->buf[i % AHEAD_BUFS];
+		c->nk = 0;
+		while (c->nk < AHEAD_CHUNK && (e = rank_next(a->st, a->id, a->gen, &cur)) == 1)
+			c->k[c->nk++] = cur;
+		c->end = e;
+		ahead_done(a, &a->walked);
+		i++;
+	}
+	return NULL;
+}
+
+static void *ahead_read(void *arg)
+{
+	struct ahead *a = arg;
+	size_t i = 0, j;
+	int e = 1;
+
+	while (e == 1) {
+		struct ahead_chunk *c;
+
+		pthread_mutex_lock(&a->mu);
+		while (!a->stop && i == a->walked)
+			pthread_cond_wait(&a->cv, &a->mu);
+		pthread_mutex_unlock(&a->mu);
+		if (a->stop)
+			break;
+		c = a->buf[i % AHEAD_BUFS];
 		c->n = 0;
-		while (c->n < AHEAD_CHUNK && (e = rank_next(a->st, a->id, a->gen, &cur)) == 1) {
-			struct xtcam_rule_key rk = { a->id, a->gen, ntohl(cur.handle) };
+		for (j = 0; j < c->nk; j++) {
+			struct xtcam_rule_key rk = { a->id, a->gen, ntohl(c->k[j].handle) };
 			struct xtcam_rule *r = &c->r[c->n];
 
 			if (bpf_map_lookup_elem(a->st->fd_rules[a->gen & 1], &rk, r)) {
 				if (errno == ENOENT)
 					continue;       /* not written yet, or gone */
-				e = -errno;
+				c->end = -errno;
 				break;
 			}
-			if (r->prio != ntohl(cur.prio) || r->handle != rk.handle)
+			if (r->prio != ntohl(c->k[j].prio) || r->handle != rk.handle)
 				continue;               /* moved: shown at its rank */
 			c->n++;
 		}
-		c->end = e;
-		pthread_mutex_lock(&a->mu);
-		a->nfull++;
-		pthread_cond_broadcast(&a->cv);
-		pthread_mutex_unlock(&a->mu);
-		slot = (slot + 1) % AHEAD_BUFS;
+		e = c->end;
+		ahead_done(a, &a->read);
+		i++;
 	}
 	return NULL;
 }
@@ -1470,7 +1502,8 @@ static int walk_ahead(struct xtcam_state *st, __u32 id, __u32 gen, xtcam_state_r
 		      void *arg)
 {
 	struct ahead a = { .st = st, .id = id, .gen = gen };
-	pthread_t th;
+	pthread_t tw, tr;
+	bool have_w = false, have_r = false;
 	size_t i;
 	int e = 0, end = 1;
 
@@ -1481,25 +1514,24 @@ static int walk_ahead(struct xtcam_state *st, __u32 id, __u32 gen, xtcam_state_r
 		}
 	pthread_mutex_init(&a.mu, NULL);
 	pthread_cond_init(&a.cv, NULL);
-	e = -pthread_create(&th, NULL, ahead_run, &a);
-	if (e)
-		goto out_sync;
+	e = -pthread_create(&tw, NULL, ahead_walk, &a);
+	have_w = !e;
+	if (!e) {
+		e = -pthread_create(&tr, NULL, ahead_read, &a);
+		have_r = !e;
+	}
 	while (!e && end == 1) {
 		struct ahead_chunk *c;
 
 		pthread_mutex_lock(&a.mu);
-		while (!a.nfull)
+		while (a.used == a.read)
 			pthread_cond_wait(&a.cv, &a.mu);
-		c = a.buf[a.full_head];
+		c = a.buf[a.used % AHEAD_BUFS];
 		pthread_mutex_unlock(&a.mu);
 		for (i = 0; !e && i < c->n; i++)
 			e = fn(arg, &c->r[i]);
 		end = c->end;
-		pthread_mutex_lock(&a.mu);
-		a.full_head = (a.full_head + 1) % AHEAD_BUFS;
-		a.nfull--;
-		pthread_cond_broadcast(&a.cv);
-		pthread_mutex_unlock(&a.mu);
+		ahead_done(&a, &a.used);
 	}
 	if (!e && end < 0)
 		e = end;
@@ -1507,8 +1539,10 @@ static int walk_ahead(struct xtcam_state *st, __u32 id, __u32 gen, xtcam_state_r
 	a.stop = true;
 	pthread_cond_broadcast(&a.cv);
 	pthread_mutex_unlock(&a.mu);
-	pthread_join(th, NULL);
-out_sync:
+	if (have_w)
+		pthread_join(tw, NULL);
+	if (have_r)
+		pthread_join(tr, NULL);
 	pthread_cond_destroy(&a.cv);
 	pthread_mutex_destroy(&a.mu);
 out:

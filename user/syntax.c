@@ -3037,12 +3037,38 @@ static struct json_object *jfail(struct json_object *o, int rc)
 	return NULL;
 }
 
+/* fn(arg, name, value) for each match of r, in the order of the
+ * language; stops at fn's first non-zero return, which it returns. */
+static int each_match(const struct xtcam_rule *r, const struct xtcam_block_spec *blk,
+		      int (*fn)(void *arg, const char *name, const char *value), void *arg)
+{
+	char v[256];
+	int i, kw, rc;
+
+	for (i = 0; i < XTCAM_KW_MAX; i++) {
+		kw = kw_order(i);
+		if (!xtcam_kw_present(r, kw))
+			continue;
+		rc = xtcam_kw_format(r, blk, kw, v, sizeof(v));
+		if (rc < 0)
+			return rc;
+		rc = fn(arg, kw_names[kw], v);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int match_to_json(void *arg, const char *name, const char *value)
+{
+	return jadd(arg, name, json_object_new_string(value));
+}
+
 struct json_object *xtcam_rule_match_json(const struct xtcam_rule *r,
 					  const struct xtcam_block_spec *blk)
 {
 	struct json_object *o;
-	char v[256];
-	int i, kw, rc;
+	int rc;
 
 	if (!r) {
 		errno = EINVAL;
@@ -3053,43 +3079,37 @@ struct json_object *xtcam_rule_match_json(const struct xtcam_rule *r,
 		errno = ENOMEM;
 		return NULL;
 	}
-	for (i = 0; i < XTCAM_KW_MAX; i++) {
-		kw = kw_order(i);
-		if (!xtcam_kw_present(r, kw))
-			continue;
-		rc = xtcam_kw_format(r, blk, kw, v, sizeof(v));
-		if (rc < 0)
-			return jfail(o, rc);
-		rc = jadd(o, kw_names[kw], json_object_new_string(v));
-		if (rc)
-			return jfail(o, rc);
-	}
-	return o;
+	rc = each_match(r, blk, match_to_json, o);
+	return rc ? jfail(o, rc) : o;
+}
+
+struct match_text {
+	char *buf;
+	size_t len, o;
+};
+
+static int match_to_text(void *arg, const char *name, const char *value)
+{
+	struct match_text *t = arg;
+	int rc = snprintf(t->buf + t->o, t->len - t->o, " %s %s", name, value);
+
+	if (rc < 0 || (size_t)rc >= t->len - t->o)
+		return -ENOSPC;
+	t->o += (size_t)rc;
+	return 0;
 }
 
 int xtcam_rule_match_format(const struct xtcam_rule *r, const struct xtcam_block_spec *blk,
 			    char *buf, size_t len)
 {
-	size_t o = 0;
-	char v[256];
-	int i, kw, rc;
+	struct match_text t = { buf, len, 0 };
+	int rc;
 
 	if (!r || !buf || !len)
 		return -EINVAL;
 	buf[0] = 0;
-	for (i = 0; i < XTCAM_KW_MAX; i++) {
-		kw = kw_order(i);
-		if (!xtcam_kw_present(r, kw))
-			continue;
-		rc = xtcam_kw_format(r, blk, kw, v, sizeof(v));
-		if (rc < 0)
-			return rc;
-		rc = snprintf(buf + o, len - o, " %s %s", kw_names[kw], v);
-		if (rc < 0 || (size_t)rc >= len - o)
-			return -ENOSPC;
-		o += (size_t)rc;
-	}
-	return (int)o;
+	rc = each_match(r, blk, match_to_text, &t);
+	return rc ? rc : (int)t.o;
 }
 
 struct json_object *xtcam_action_json(const struct xtcam_rule_action *a)

@@ -48,6 +48,7 @@
 #include "loader_int.h"
 #include "nsenter.h"
 #include "errmsg.h"
+#include "rpack.h"
 
 #define PIN_PROG   "prog"
 #define PIN_IMAGE  "hw_image"
@@ -354,8 +355,10 @@ static int hw_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_pri
 		memcpy(nr, h->rules, n * sizeof(*nr));
 	for (i = 0; i < o->n && !e; i++) {
 		const struct xtcam_rule_op *op = &o->ops[i];
-		const struct xtcam_rule *r = op->cmd == XTCAM_RULE_DEL ?
-					     (op->old ? op->old : op->rule) : op->rule;
+		struct xtcam_rule rb;
+		const struct xtcam_rule *r = xtcam_rule_view(op->cmd == XTCAM_RULE_DEL ?
+							     (op->old ? op->old : op->rule) :
+							     op->rule, &rb);
 		ssize_t at = r ? find_rule(nr, n, r->handle) : -1;
 
 		if (!r) {
@@ -396,7 +399,7 @@ static int hw_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_pri
 	}
 	if (e)
 		xtcam_set_err(err, sizeof(err), "handle %u: %s on device %s",
-		     o->ops[i - 1].rule ? o->ops[i - 1].rule->handle :
+		     o->ops[i - 1].rule ? xtcam_rule_handle_of(o->ops[i - 1].rule) :
 		     o->ops[i - 1].old ? o->ops[i - 1].old->handle : 0, strerror(-e), h->devname);
 	memset(&nimg, 0, sizeof(nimg));
 	if (!e)

@@ -26,6 +26,7 @@
 #include "nsenter.h"
 #include "errmsg.h"
 #include "vanish.h"
+#include "rpack.h"
 
 /* A block's shared data path (native and generic XDP on any device). */
 struct xdp_blk {
@@ -191,22 +192,25 @@ static int xdp_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_pr
 		return -ENOMEM;
 	for (i = 0; i < o->n && !e; i++) {
 		const struct xtcam_rule_op *op = &o->ops[i];
+		const struct xtcam_rule *r;
+		struct xtcam_rule rb;
 
 		switch (op->cmd) {
 		case XTCAM_RULE_ADD:
 		case XTCAM_RULE_REPLACE:
+			r = xtcam_rule_view(op->rule, &rb);
 			ops[i].cmd = op->cmd == XTCAM_RULE_ADD ? XTCAM_DP_ADD : XTCAM_DP_REPLACE;
 			ops[i].rule = op->rule;
 			/* counters belong to the rule, not to its handle */
 			ops[i].fresh_counters = op->cmd == XTCAM_RULE_REPLACE && op->old &&
-						!xtcam_rule_equal(op->old, op->rule);
-			e = resolve_action(x, op->rule, &ops[i].act, err, sizeof(err));
+						!xtcam_rule_equal(op->old, r);
+			e = resolve_action(x, r, &ops[i].act, err, sizeof(err));
 			if (e) {
 				char why[XTCAM_ERRMSG_MAX];
 
 				/* name the rule: at a bind it is one of many */
 				snprintf(why, sizeof(why), "%s", err);
-				xtcam_set_err(err, sizeof(err), "handle %u: %s", op->rule->handle,
+				xtcam_set_err(err, sizeof(err), "handle %u: %s", r->handle,
 					      why[0] ? why : strerror(-e));
 			}
 			break;

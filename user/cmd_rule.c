@@ -17,6 +17,7 @@
 #include "errmsg.h"
 #include "vanish.h"
 #include "trace.h"
+#include "rpack.h"
 
 /* --- rules ---------------------------------------------------------------- */
 
@@ -76,14 +77,18 @@ static int check_actions(const char *block, const struct xtcam_rule_op *ops, siz
 	int e;
 
 	for (i = 0; i < n; i++) {
+		struct xtcam_rule rb;
+		const struct xtcam_rule *r;
+
 		if (ops[i].cmd == XTCAM_RULE_DEL || !ops[i].rule)
 			continue;
-		e = check_action(&ops[i].rule->action, why, sizeof(why));
+		r = xtcam_rule_view(ops[i].rule, &rb);
+		e = check_action(&r->action, why, sizeof(why));
 		if (!e)
 			continue;
 		if (with_handle)
 			xtcam_set_err(err, errlen, "block %s: handle %u: %s", block,
-				      ops[i].rule->handle, why);
+				      r->handle, why);
 		else
 			xtcam_set_err(err, errlen, "block %s: %s", block, why);
 		return e;
@@ -118,7 +123,7 @@ static int apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule
 	for (i = 0; i < n; i++) {
 		o[i] = ops[i];
 		if (ops[i].rule) {
-			copy[2 * i] = *ops[i].rule;
+			copy[2 * i] = *xtcam_rule_view(ops[i].rule, &copy[2 * i]);
 			o[i].rule = &copy[2 * i];
 		}
 		if (ops[i].old) {
@@ -153,15 +158,18 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	entries = rec.nentries;
 	for (i = 0; i < n; i++) {
 		struct xtcam_rec tmp;
+		struct xtcam_rule rb;
 
 		if (ops[i].rule && ops[i].cmd != XTCAM_RULE_DEL) {
-			e = xtcam_rule_compile(ops[i].rule, &tmp);
+			const struct xtcam_rule *r = xtcam_rule_view(ops[i].rule, &rb);
+
+			e = xtcam_rule_compile(r, &tmp);
 			if (e) {
 				xtcam_set_err(err, errlen, "rule handle %u: malformed (bad prio, handle or "
-					"contradictory matches)", ops[i].rule->handle);
+					"contradictory matches)", r->handle);
 				return e;
 			}
-			entries += xtcam_rule_entries(ops[i].rule);
+			entries += xtcam_rule_entries(r);
 		}
 		if (ops[i].old && ops[i].cmd != XTCAM_RULE_ADD)
 			entries -= xtcam_rule_entries(ops[i].old);
@@ -432,18 +440,18 @@ static int load_add(struct xtcam_ctx *c, const char *block, struct xtcam_rule **
 
 	if (e)
 		return e;
-	for (i = 0; i < n && rec.nrules && sorted[i]->handle <= rec.max_handle; i++) {
+	for (i = 0; i < n && rec.nrules && xtcam_rule_handle_of(sorted[i]) <= rec.max_handle; i++) {
 		struct xtcam_rule have;
+		__u32 h = xtcam_rule_handle_of(sorted[i]);
 
-		e = xtcam_state_rule_get(c->st, &rec, sorted[i]->handle, &have);
+		e = xtcam_state_rule_get(c->st, &rec, h, &have);
 		if (!e) {
-			xtcam_set_err(err, errlen, "block %s: handle %u is in use", block,
-				      sorted[i]->handle);
+			xtcam_set_err(err, errlen, "block %s: handle %u is in use", block, h);
 			return -EEXIST;
 		}
 		if (e != -ENOENT) {
 			xtcam_set_err(err, errlen, "block %s: handle %u: cannot read it: %s", block,
-				      sorted[i]->handle, strerror(-e));
+				      h, strerror(-e));
 			return e;
 		}
 	}
@@ -473,12 +481,15 @@ static int load_check(struct xtcam_ctx *c, const char *block, const struct xtcam
 	entries = rec.nentries;
 	for (i = 0; !e && i < nops; i++) {
 		struct xtcam_rec tmp;
+		struct xtcam_rule rb;
 
 		if (ops[i].cmd != XTCAM_RULE_DEL) {
-			e = xtcam_rule_compile(ops[i].rule, &tmp);
+			const struct xtcam_rule *r = xtcam_rule_view(ops[i].rule, &rb);
+
+			e = xtcam_rule_compile(r, &tmp);
 			if (e)
-				xtcam_set_err(err, errlen, "rule handle %u: malformed", ops[i].rule->handle);
-			entries += xtcam_rule_entries(ops[i].rule);
+				xtcam_set_err(err, errlen, "rule handle %u: malformed", r->handle);
+			entries += xtcam_rule_entries(r);
 		}
 		if (ops[i].old)
 			entries -= xtcam_rule_entries(ops[i].old);
@@ -582,6 +593,99 @@ int xtcam_cmd_rule_load(struct xtcam_ctx *c, const char *block, struct xtcam_rul
 out:
 	free(sorted);
 	free(ops);
+	return e;
+}
+
+/* (handle, index) of a packed rule, sorted by handle */
+struct hidx {
+	__u32 handle;
+	__u32 i;
+};
+
+static int cmp_hidx(const void *a, const void *b)
+{
+	const struct hidx *x = a, *y = b;
+
+	return x->handle < y->handle ? -1 : x->handle > y->handle;
+}
+
+/*
+ * xtcam_cmd_rule_load() of packed rules.  A load that adds keeps them
+ * packed to the end: the ops point at the pack's addresses, and every
+ * reader of a rule through an op unpacks it (xtcam_rule_view).  A replace
+ * compares the whole set with the block's, unpacked.
+ */
+int xtcam_cmd_rule_load_pack(struct xtcam_ctx *c, const char *block, struct xtcam_rpack *p,
+			     bool replace, bool check, char *err, size_t errlen)
+{
+	struct xtcam_block_rec rec;
+	struct xtcam_rule **sorted;
+	struct hidx *hx;
+	size_t i, n = p->n;
+	__u32 next;
+	int e;
+
+	if (replace) {
+		struct xtcam_rule *rules = malloc((n + 1) * sizeof(*rules));
+
+		if (!rules)
+			return -ENOMEM;
+		for (i = 0; i < n; i++)
+			xtcam_rpack_get(p, i, &rules[i]);
+		e = xtcam_cmd_rule_load(c, block, rules, n, replace, check, err, errlen);
+		free(rules);
+		return e;
+	}
+	xtcam_trace("read");
+	if (!xtcam_block_find(c->core, block)) {
+		xtcam_set_err(err, errlen, "block %s: no such block", block);
+		return -ENOENT;
+	}
+	e = xtcam_block_rec(c, block, &rec, err, errlen);
+	if (e)
+		return e;
+	next = rec.max_handle;
+	for (i = 0; i < n; i++)
+		if (xtcam_rpack_handle(p, i) > next)
+			next = xtcam_rpack_handle(p, i);
+	hx = malloc((n + 1) * sizeof(*hx));
+	if (!hx)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		__u32 h = xtcam_rpack_handle(p, i);
+
+		if (!h) {
+			if (next == UINT32_MAX) {
+				xtcam_set_err(err, errlen, "block %s: no handle left", block);
+				free(hx);
+				return -ERANGE;
+			}
+			h = ++next;
+			xtcam_rpack_set_handle(p, i, h);
+		}
+		hx[i] = (struct hidx){ h, (__u32)i };
+	}
+	qsort(hx, n, sizeof(*hx), cmp_hidx);
+	for (i = 1; i < n; i++)
+		if (hx[i].handle == hx[i - 1].handle) {
+			xtcam_set_err(err, errlen, "block %s: handle %u given twice", block,
+				      hx[i].handle);
+			free(hx);
+			return -EEXIST;
+		}
+	e = xtcam_rpack_seal(p);
+	sorted = e ? NULL : malloc((n + 1) * sizeof(*sorted));
+	if (!e && !sorted)
+		e = -ENOMEM;
+	if (e) {
+		free(hx);
+		return e;
+	}
+	for (i = 0; i < n; i++)
+		sorted[i] = xtcam_rpack_rule(p, hx[i].i);
+	free(hx);
+	e = load_add(c, block, sorted, n, check, err, errlen);
+	free(sorted);
 	return e;
 }
 

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include "xtcam/core.h"
 #include "alloc.h"
+#include "rpack.h"
 
 struct xtcam_rule_slot {
 	__u32 handle;                   /* 0: empty */
@@ -369,30 +370,32 @@ static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
 
 	for (i = 0; i < n; i++) {
 		const struct xtcam_rule_op *op = &in[i];
-		const struct xtcam_rule *r;
-		struct xtcam_rule *have;
+		const struct xtcam_rule *r, *rv;
+		struct xtcam_rule *have, rbuf;
 		struct xtcam_rule_slot *s;
 
 		switch (op->cmd) {
 		case XTCAM_RULE_ADD:
 		case XTCAM_RULE_REPLACE:
 			r = op->rule;
+			rv = xtcam_rule_view(r, &rbuf);
 			if (!r) {
 				seterr(errmsg, errmsg_len, "block %s: %s without a rule",
 				       b->spec.name, cmd_name(op->cmd));
 				err = -EINVAL;
 				goto out;
 			}
-			if (r->prio < 1 || r->prio > 65535) {
+			if (rv->prio < 1 || rv->prio > 65535) {
 				seterr(errmsg, errmsg_len,
 				       "block %s: handle %u: prio %u is not in 1..65535",
-				       b->spec.name, r->handle, r->prio);
+				       b->spec.name, rv->handle, rv->prio);
 				err = -EINVAL;
 				goto out;
 			}
 			break;
 		case XTCAM_RULE_DEL:
 			r = op->old ? op->old : op->rule;
+			rv = xtcam_rule_view(r, &rbuf);
 			if (!r) {
 				seterr(errmsg, errmsg_len, "block %s: del without a rule",
 				       b->spec.name);
@@ -406,48 +409,48 @@ static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
 			err = -EINVAL;
 			goto out;
 		}
-		if (!r->handle) {
+		if (!rv->handle) {
 			seterr(errmsg, errmsg_len, "block %s: handle 0 is not valid",
 			       b->spec.name);
 			err = -EINVAL;
 			goto out;
 		}
-		s = htab_slot(&seen, r->handle);
+		s = htab_slot(&seen, rv->handle);
 		if (s->handle) {
 			seterr(errmsg, errmsg_len,
 			       "block %s: handle %u is named twice in one change",
-			       b->spec.name, r->handle);
+			       b->spec.name, rv->handle);
 			err = -EINVAL;
 			goto out;
 		}
-		s->handle = r->handle;
+		s->handle = rv->handle;
 		seen.count++;
 
-		if (b->remote && op->cmd == XTCAM_RULE_ADD && r->handle > above) {
+		if (b->remote && op->cmd == XTCAM_RULE_ADD && rv->handle > above) {
 			have = NULL;
 		} else if (b->remote && known) {
 			/* the caller read the source for it: what it found */
 			have = (struct xtcam_rule *)op->old;
 		} else if (b->remote) {
-			err = source_find(b, r->handle, &have, errmsg, errmsg_len);
+			err = source_find(b, rv->handle, &have, errmsg, errmsg_len);
 			if (err)
 				goto out;
 			if (have)
 				bt->found[bt->nfound++] = have;
 		} else {
-			have = htab_find(&b->by_handle, r->handle);
+			have = htab_find(&b->by_handle, rv->handle);
 		}
 		if (op->cmd == XTCAM_RULE_ADD && have) {
 			seterr(errmsg, errmsg_len,
 			       "block %s: a rule with handle %u exists",
-			       b->spec.name, r->handle);
+			       b->spec.name, rv->handle);
 			err = -EEXIST;
 			goto out;
 		}
 		if (op->cmd != XTCAM_RULE_ADD && !have) {
 			seterr(errmsg, errmsg_len,
 			       "block %s: no rule with handle %u",
-			       b->spec.name, r->handle);
+			       b->spec.name, rv->handle);
 			err = -ENOENT;
 			goto out;
 		}
@@ -487,7 +490,10 @@ static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
 
 			if (!copy)
 				goto nomem;
-			*copy = *op->rule;
+			const struct xtcam_rule *v = xtcam_rule_view(op->rule, copy);
+
+			if (v != copy)
+				*copy = *v;
 			bt->fresh[bt->nfresh].rank = xtcam_rule_rank(copy);
 			bt->fresh[bt->nfresh++].rule = copy;
 			op->rule = copy;

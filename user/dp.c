@@ -23,6 +23,7 @@
 #include "xtcam.skel.h"
 #include "errmsg.h"
 #include "progress.h"
+#include "rpack.h"
 
 const char *const xtcam_dp_map_names[XTCAM_MAP_MAX] = {
 	[XTCAM_MAP_CONFIG]   = "config",
@@ -1496,9 +1497,11 @@ static void plan_cuts(struct txn *t, const struct xtcam_dp_op *ops, size_t n)
 	for (i = 0; i < n; i++) {
 		struct xtcam_key hm, hv;
 		struct xtcam_rec rec;
+		struct xtcam_rule rb;
 
 		if (ops[i].cmd == XTCAM_DP_DEL || !ops[i].rule ||
-		    xtcam_rule_compile(ops[i].rule, &rec) || rec_family(&rec) != XTCAM_FAM_IP4)
+		    xtcam_rule_compile(xtcam_rule_view(ops[i].rule, &rb), &rec) ||
+		    rec_family(&rec) != XTCAM_FAM_IP4)
 			continue;
 		hash_view(&rec, &hm, &hv);
 		relax(&hm, rw);
@@ -2743,7 +2746,7 @@ static int ip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *op, char *err
 	}
 	add = op->cmd != XTCAM_DP_DEL;
 	del = op->cmd != XTCAM_DP_ADD;
-	h = del && !add ? op->handle : op->rule->handle;
+	h = del && !add ? op->handle : xtcam_rule_handle_of(op->rule);
 	re = rget(&t, h);
 	if (!re) {
 		e = -errno;
@@ -2782,7 +2785,9 @@ static int ip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *op, char *err
 		}
 	}
 	if (add) {
-		e = xtcam_rule_compile(op->rule, &rec);
+		struct xtcam_rule rb;
+
+		e = xtcam_rule_compile(xtcam_rule_view(op->rule, &rb), &rec);
 		if (e) {
 			xtcam_set_err(err, errlen, "handle %u: malformed rule", h);
 			goto out;
@@ -2966,7 +2971,8 @@ static int flip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 		const struct xtcam_dp_op *op = &ops[i];
 		struct rentry *re;
 		__u32 h = op->cmd == XTCAM_DP_DEL ? op->handle :
-			  op->rule ? op->rule->handle : 0, cnt = 0;
+			  op->rule ? xtcam_rule_handle_of(op->rule) : 0, cnt = 0;
+		struct xtcam_rule rb;
 
 		if (op->cmd != XTCAM_DP_DEL && !op->rule) {
 			e = -EINVAL;
@@ -2986,7 +2992,7 @@ static int flip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 				e = -EEXIST;
 				break;
 			}
-			e = do_insert(&t, op->rule, &op->act, 0, true);
+			e = do_insert(&t, xtcam_rule_view(op->rule, &rb), &op->act, 0, true);
 			break;
 		case XTCAM_DP_DEL:
 		case XTCAM_DP_REPLACE:
@@ -3001,7 +3007,8 @@ static int flip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 			if (op->cmd == XTCAM_DP_DEL || op->fresh_counters)
 				e = push_u32(&t.fcnts, &t.nfcnts, &t.capc, cnt);
 			if (!e && op->cmd == XTCAM_DP_REPLACE)
-				e = do_insert(&t, op->rule, &op->act, cnt, op->fresh_counters);
+				e = do_insert(&t, xtcam_rule_view(op->rule, &rb), &op->act, cnt,
+					      op->fresh_counters);
 			break;
 		default:
 			e = -EINVAL;

@@ -27,6 +27,7 @@
 #include "errmsg.h"
 #include "progress.h"
 #include "trace.h"
+#include "rpack.h"
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
@@ -1861,6 +1862,8 @@ static int write_chunk(struct xtcam_state *st, __u32 id, __u32 gen,
 	for (i = 0; i < n; i++) {
 		const struct xtcam_rule *r = ops[i].rule, *o = ops[i].old;
 
+		if (ops[i].cmd != XTCAM_RULE_DEL)
+			r = xtcam_rule_view(r, &uv[nu]);
 		if (ops[i].cmd == XTCAM_RULE_DEL) {
 			o = o ? o : r;
 			dk[nd++] = (struct xtcam_rule_key){ id, gen, o->handle };
@@ -1868,7 +1871,9 @@ static int write_chunk(struct xtcam_state *st, __u32 id, __u32 gen,
 			continue;
 		}
 		uk[nu] = (struct xtcam_rule_key){ id, gen, r->handle };
-		uv[nu++] = *r;
+		if (r != &uv[nu])
+			uv[nu] = *r;
+		nu++;
 		if (o && o->prio == r->prio)
 			continue;       /* same rank */
 		rank_key(&nk[nn++], id, gen, r->prio, r->handle);
@@ -1947,8 +1952,8 @@ int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,
 			b->nrules++;
 		else if (ops[i].cmd == XTCAM_RULE_DEL)
 			b->nrules--;
-		if (ops[i].cmd != XTCAM_RULE_DEL && ops[i].rule->handle > b->max_handle)
-			b->max_handle = ops[i].rule->handle;
+		if (ops[i].cmd != XTCAM_RULE_DEL && xtcam_rule_handle_of(ops[i].rule) > b->max_handle)
+			b->max_handle = xtcam_rule_handle_of(ops[i].rule);
 	}
 	if (!b->nrules)
 		b->max_handle = 0;      /* emptied: handles start at 1 again */

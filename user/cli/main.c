@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "import.h"
 #include "progress.h"
+#include "rpack.h"
 
 #ifndef XTCAM_VERSION
 #define XTCAM_VERSION "unknown"       /* the Makefile gives VERSION */
@@ -530,23 +531,19 @@ static size_t rules_count(FILE *f)
 	return n + tail;
 }
 
-/* Parse every line of f; any bad line, NUL byte or read error: nothing.
- * The array is sized by the lines counted first: no copies as it grows. */
+/* Parse every line of f into out, packed (a few dozen bytes a rule); any
+ * bad line, NUL byte or read error: nothing. */
 static int rules_read(const char *block, const char *file, FILE *f,
-		      const struct xtcam_block_spec *spec, struct xtcam_rule **out, size_t *nout)
+		      const struct xtcam_block_spec *spec, struct xtcam_rpack *out)
 {
 	const char *name = strcmp(file, "-") ? file : "stdin";
-	struct xtcam_rule *rules = NULL;
-	size_t n = 0, cap = 0, len = 0, lines = rules_count(f);
+	size_t len = 0, lines = rules_count(f);
 	char *line = NULL, err[XTCAM_MSG_MAX];
 	unsigned long lineno = 0;
 	ssize_t got;
 	int e, rc = 0;
 
-	if (lines) {
-		rules = malloc(lines * sizeof(*rules));
-		cap = rules ? lines : 0;
-	}
+	xtcam_rpack_init(out);
 	for (;;) {
 		struct xtcam_rule r;
 
@@ -578,28 +575,18 @@ static int rules_read(const char *block, const char *file, FILE *f,
 				  lineno, err);
 			break;
 		}
-		if (n == cap) {
-			struct xtcam_rule *p;
-
-			cap = cap ? cap * 2 : 1024;
-			p = realloc(rules, cap * sizeof(*p));
-			if (!p) {
-				rc = fail(ENOMEM, "rule load: block %s: out of memory (nothing loaded)",
-					  block);
-				break;
-			}
-			rules = p;
+		if (xtcam_rpack_add(out, &r)) {
+			rc = fail(ENOMEM, "rule load: block %s: out of memory (nothing loaded)",
+				  block);
+			break;
 		}
-		rules[n++] = r;
 	}
 	free(line);
 	if (rc) {
-		free(rules);
+		xtcam_rpack_free(out);
 		return rc;
 	}
 	cli_progress("reading", lineno, lines);
-	*out = rules;
-	*nout = n;
 	return 0;
 }
 
@@ -825,20 +812,21 @@ static int do_rule(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(v, "load")) {
-		struct xtcam_rule *rules = NULL;
-		size_t n = 0;
+		struct xtcam_rpack rules;
+		size_t n;
 
-		rc = rules_read(block, argv[2], in, &spec, &rules, &n);
+		rc = rules_read(block, argv[2], in, &spec, &rules);
+		n = rules.n;
 		if (in != stdin)
 			fclose(in);
 		if (rc) {
 			xtcam_close(c);
 			return rc;
 		}
-		e = xtcam_cmd_rule_load(c, block, rules, n, replace, check, err, sizeof(err));
+		e = xtcam_cmd_rule_load_pack(c, block, &rules, replace, check, err, sizeof(err));
 		xtcam_close(c);
 		cli_progress_done();
-		free(rules);
+		xtcam_rpack_free(&rules);
 		if (e)
 			return fail(e, "rule load: %s (nothing loaded)", err);
 		if (json_out) {

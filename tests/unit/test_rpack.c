@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/* Packed rules (user/rpack.c): what goes in comes out, byte for byte, at
+ * a fraction of a rule's size; a rule that is not packed is read as it is. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "xtcam/syntax.h"
+#include "rpack.h"
+
+static const char *lines[] = {
+	"prio 7 eth_type ipv4 src_ip 10.1.2.3 action drop",
+	"prio 1 handle 77 eth_type ipv6 dst_ip 2001:db8::/48 ip_proto tcp dst_port 80-443 action pass",
+	"prio 65535 src_mac 02:00:00:00:00:01 vlan_id 12 action redirect dev lo",
+	"prio 3 eth_type ipv4 ip_proto udp src_port 53 action drop",
+	"prio 9 action pass",
+};
+
+Test(rpack, what_goes_in_comes_out)
+{
+	enum { N = 3000 };
+	struct xtcam_rule *in = calloc(N, sizeof(*in)), out;
+	struct xtcam_rpack p;
+	char err[256];
+	size_t i, k;
+
+	cr_assert(in);
+	xtcam_rpack_init(&p);
+	srand(7);
+	for (i = 0; i < N; i++) {
+		if (i % 3) {
+			cr_assert_eq(xtcam_rule_parse_line(lines[i % 5], &in[i], NULL, err,
+							   sizeof(err)), 0, "%s", err);
+		} else {
+			/* any bytes at all: zeros here and there */
+			unsigned char *b = (unsigned char *)&in[i];
+
+			for (k = 0; k < sizeof(in[i]); k++)
+				b[k] = rand() % 3 ? 0 : (unsigned char)rand();
+		}
+		cr_assert_eq(xtcam_rpack_add(&p, &in[i]), 0);
+	}
+	cr_assert_eq(xtcam_rpack_seal(&p), 0);
+	cr_assert_eq(p.n, N);
+	for (i = 0; i < N; i++) {
+		const struct xtcam_rule *a = xtcam_rpack_rule(&p, i), *v;
+
+		memset(&out, 0xa5, sizeof(out));
+		v = xtcam_rule_view(a, &out);
+		cr_assert_eq(v, &out, "rule %zu: not unpacked", i);
+		cr_assert(!memcmp(v, &in[i], sizeof(out)), "rule %zu: changed by the pack", i);
+		cr_assert_eq(xtcam_rule_handle_of(a), in[i].handle);
+		cr_assert_eq(xtcam_rule_prio_of(a), in[i].prio);
+	}
+	/* a rule that is not packed: itself */
+	cr_assert_eq(xtcam_rule_view(&in[5], &out), &in[5]);
+	cr_assert_eq(xtcam_rule_handle_of(&in[5]), in[5].handle);
+	xtcam_rpack_free(&p);
+	cr_assert_eq(xtcam_rpack_nlive, 0);
+	free(in);
+}
+
+Test(rpack, a_handle_is_set_in_place)
+{
+	struct xtcam_rpack p;
+	struct xtcam_rule r, out;
+	char err[256];
+
+	xtcam_rpack_init(&p);
+	cr_assert_eq(xtcam_rule_parse_line(lines[0], &r, NULL, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(r.handle, 0);
+	cr_assert_eq(xtcam_rpack_add(&p, &r), 0);
+	xtcam_rpack_set_handle(&p, 0, 4242);
+	cr_assert_eq(xtcam_rpack_seal(&p), 0);
+	r.handle = 4242;
+	xtcam_rpack_get(&p, 0, &out);
+	cr_assert(!memcmp(&out, &r, sizeof(r)));
+	cr_assert_eq(xtcam_rule_handle_of(xtcam_rpack_rule(&p, 0)), 4242);
+	cr_assert_eq(xtcam_rule_prio_of(xtcam_rpack_rule(&p, 0)), 7);
+	xtcam_rpack_free(&p);
+}
+
+/* a /32 rule of a big load: under 96 bytes packed, index included (272
+ * unpacked) */
+Test(rpack, a_host_rule_takes_under_96_bytes)
+{
+	enum { N = 10000 };
+	struct xtcam_rpack p;
+	struct xtcam_rule r;
+	char line[128], err[256];
+	size_t i;
+
+	xtcam_rpack_init(&p);
+	for (i = 0; i < N; i++) {
+		snprintf(line, sizeof(line), "prio %zu eth_type ipv4 src_ip 10.%zu.%zu.%zu action drop",
+			 1 + i % 1000, i >> 16, (i >> 8) & 255, i & 255);
+		cr_assert_eq(xtcam_rule_parse_line(line, &r, NULL, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(xtcam_rpack_add(&p, &r), 0);
+	}
+	cr_assert_eq(xtcam_rpack_seal(&p), 0);
+	cr_assert_lt((p.len + p.n * sizeof(*p.off)) / N, 96, "%zu bytes a rule",
+		     (p.len + p.n * sizeof(*p.off)) / N);
+	xtcam_rpack_free(&p);
+}

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * Packed rules (see rpack.h).  A rule packed: a word whose bits say which
+ * of the rule's 64-bit words are not zero, then those words.  Word 0 (prio
+ * and handle) is always there, so that both are at a fixed place.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "rpack.h"
+
+#define NWORDS (sizeof(struct xtcam_rule) / 8)
+
+_Static_assert(sizeof(struct xtcam_rule) % 8 == 0, "a rule is whole words");
+_Static_assert(sizeof(struct xtcam_rule) / 8 <= 64, "a word of bits covers a rule");
+_Static_assert(offsetof(struct xtcam_rule, prio) == 0 &&
+	       offsetof(struct xtcam_rule, handle) == 4, "prio and handle are word 0");
+
+#define MAX_LIVE 8
+
+unsigned int xtcam_rpack_nlive;
+static const struct xtcam_rpack *live[MAX_LIVE];
+
+void xtcam_rpack_init(struct xtcam_rpack *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+int xtcam_rpack_add(struct xtcam_rpack *p, const struct xtcam_rule *r)
+{
+	__u64 w[NWORDS], bits = 1;
+	size_t i, k = 0;
+
+	if (p->base)
+		return -EINVAL;
+	memcpy(w, r, sizeof(w));
+	for (i = 1; i < NWORDS; i++)
+		if (w[i])
+			bits |= 1ull << i;
+	if (p->n == p->ncap) {
+		size_t c = p->ncap ? 2 * p->ncap : 4096;
+		size_t *o = realloc(p->off, c * sizeof(*o));
+
+		if (!o)
+			return -ENOMEM;
+		p->off = o;
+		p->ncap = c;
+	}
+	if (p->cap - p->len < sizeof(w) + 8) {
+		size_t c = p->cap ? 2 * p->cap : 1 << 20;
+		unsigned char *b = realloc(p->buf, c);
+
+		if (!b)
+			return -ENOMEM;
+		p->buf = b;
+		p->cap = c;
+	}
+	p->off[p->n++] = p->len;
+	memcpy(p->buf + p->len, &bits, 8);
+	for (i = 0; i < NWORDS; i++)
+		if (bits & (1ull << i))
+			memcpy(p->buf + p->len + 8 * ++k, &w[i], 8);
+	p->len += 8 * (k + 1);
+	return 0;
+}
+
+int xtcam_rpack_seal(struct xtcam_rpack *p)
+{
+	size_t sz = (p->n ? p->n : 1) * sizeof(struct xtcam_rule);
+	void *a;
+
+	if (p->base)
+		return 0;
+	if (xtcam_rpack_nlive == MAX_LIVE)
+		return -ENOSPC;
+	/* addresses only: no access, nothing behind them */
+	a = mmap(NULL, sz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (a == MAP_FAILED)
+		return -ENOMEM;
+	/* no room to grow any more */
+	if (p->len) {
+		unsigned char *b = realloc(p->buf, p->len);
+
+		if (b) {
+			p->buf = b;
+			p->cap = p->len;
+		}
+	}
+	p->base = a;
+	p->nbase = p->n ? p->n : 1;
+	live[xtcam_rpack_nlive++] = p;
+	return 0;
+}
+
+void xtcam_rpack_free(struct xtcam_rpack *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < xtcam_rpack_nlive; i++)
+		if (live[i] == p) {
+			live[i] = live[--xtcam_rpack_nlive];
+			break;
+		}
+	if (p->base)
+		munmap(p->base, p->nbase * sizeof(struct xtcam_rule));
+	free(p->buf);
+	free(p->off);
+	memset(p, 0, sizeof(*p));
+}
+
+void xtcam_rpack_get(const struct xtcam_rpack *p, size_t i, struct xtcam_rule *out)
+{
+	const unsigned char *s = p->buf + p->off[i];
+	__u64 w[NWORDS] = { 0 }, bits;
+	size_t k;
+
+	memcpy(&bits, s, 8);
+	s += 8;
+	for (k = 0; k < NWORDS; k++)
+		if (bits & (1ull << k)) {
+			memcpy(&w[k], s, 8);
+			s += 8;
+		}
+	memcpy(out, w, sizeof(w));
+}
+
+__u32 xtcam_rpack_prio(const struct xtcam_rpack *p, size_t i)
+{
+	__u32 v;
+
+	memcpy(&v, p->buf + p->off[i] + 8, 4);
+	return v;
+}
+
+__u32 xtcam_rpack_handle(const struct xtcam_rpack *p, size_t i)
+{
+	__u32 v;
+
+	memcpy(&v, p->buf + p->off[i] + 12, 4);
+	return v;
+}
+
+void xtcam_rpack_set_handle(struct xtcam_rpack *p, size_t i, __u32 handle)
+{
+	memcpy(p->buf + p->off[i] + 12, &handle, 4);
+}
+
+/* the pack r is a rule of, and its index */
+static const struct xtcam_rpack *owner(const struct xtcam_rule *r, size_t *idx)
+{
+	unsigned int k;
+
+	for (k = 0; k < xtcam_rpack_nlive; k++) {
+		const struct xtcam_rpack *p = live[k];
+
+		if (r >= p->base && r < p->base + p->n) {
+			*idx = (size_t)(r - p->base);
+			return p;
+		}
+	}
+	return NULL;
+}
+
+const struct xtcam_rule *xtcam_rpack_view_slow(const struct xtcam_rule *r, struct xtcam_rule *buf)
+{
+	size_t i;
+	const struct xtcam_rpack *p = owner(r, &i);
+
+	if (!p)
+		return r;
+	xtcam_rpack_get(p, i, buf);
+	return buf;
+}
+
+__u32 xtcam_rule_handle_of(const struct xtcam_rule *r)
+{
+	size_t i;
+	const struct xtcam_rpack *p = xtcam_rpack_nlive ? owner(r, &i) : NULL;
+
+	return p ? xtcam_rpack_handle(p, i) : r->handle;
+}
+
+__u32 xtcam_rule_prio_of(const struct xtcam_rule *r)
+{
+	size_t i;
+	const struct xtcam_rpack *p = xtcam_rpack_nlive ? owner(r, &i) : NULL;
+
+	return p ? xtcam_rpack_prio(p, i) : r->prio;
+}

@@ -2,6 +2,7 @@
 /* xtcam rule add, replace, del, load, flush, show, and counters reset. */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "vanish.h"
 #include "trace.h"
 #include "rpack.h"
+#include "progress.h"
 
 /* --- rules ---------------------------------------------------------------- */
 
@@ -140,15 +142,66 @@ static int apply(struct xtcam_ctx *c, const char *block, const struct xtcam_rule
 /* The largest change whose data path catch-up is deferred (see below). */
 #define DEFER_MAX 65536
 
+/*
+ * A change larger than DEFER_MAX works on two cores: the registry writes
+ * its inactive generation in a thread of its own while the data paths
+ * take the change (each side writes only what no reader or frame sees
+ * before its own flip), and after the data paths' flip the registry
+ * commits (its flip, then its copy into the other generation) while the
+ * data paths bring their other generation up to date in another thread.
+ * The order of the commit points stays: the record marked, the data
+ * paths' flip, the registry's flip.
+ */
+struct side {
+	pthread_t th;
+	struct xtcam_ctx *c;
+	const struct xtcam_block_rec *rec;
+	const struct xtcam_rule_op *ops;
+	size_t n;
+	int e;
+};
+
+static void *side_write(void *arg)
+{
+	struct side *s = arg;
+
+	xtcam_progress_quiet = true;
+	s->e = xtcam_state_rules_write(s->c->st, s->rec, s->ops, s->n);
+	return NULL;
+}
+
+static void *side_settle(void *arg)
+{
+	struct side *s = arg;
+
+	xtcam_progress_quiet = true;
+	s->e = xtcam_xdp_settle(s->c);
+	return NULL;
+}
+
+/* fn(s) in a thread; false: it could not start (fn has not run) */
+static bool side_start(struct side *s, void *(*fn)(void *))
+{
+	return !pthread_create(&s->th, NULL, fn, s);
+}
+
+static int side_join(struct side *s)
+{
+	pthread_join(s->th, NULL);
+	return s->e;
+}
+
 static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
 		      size_t n, bool known, char *err, size_t errlen)
 {
 	struct xtcam_block_rec rec;
 	struct xtcam_block *b = xtcam_block_find(c->core, block);
+	struct side wside, sside;
 	__s64 entries;
 	size_t i;
 	char msg[XTCAM_ERRMSG_MAX] = "";
-	int e1;
+	bool two;
+	int e1, e2;
 	int e = xtcam_block_rec(c, block, &rec, err, errlen);
 
 	if (e)
@@ -195,12 +248,14 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	xtcam_crash_point("stage");
 	/* the data paths' grace periods run while the registry writes its
 	 * other generation and commits: a flip's catch-up of its own other
-	 * generation waits for the settle (not for a big load, whose
-	 * transaction would stay in memory beside the registry's writes for
-	 * a gain of one grace period in seconds) */
-	xtcam_xdp_defer(c, n <= DEFER_MAX);
+	 * generation waits for the settle, which a big change runs beside the
+	 * registry's commit (see struct side) */
+	xtcam_xdp_defer(c, true);
+	wside = (struct side){ .c = c, .rec = &rec, .ops = ops, .n = n };
+	two = n > DEFER_MAX && side_start(&wside, side_write);
 	e = known ? xtcam_block_rules_apply_known(b, ops, n, msg, sizeof(msg)) :
 		    xtcam_block_rules_apply(b, ops, n, msg, sizeof(msg));
+	e2 = two ? side_join(&wside) : 0;
 	if (e) {
 		xtcam_xdp_settle(c);
 		xtcam_state_rules_abort(c->st, &rec, ops, n);
@@ -211,13 +266,15 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	xtcam_crash_point("deliver");
 	/* a failure from here leaves the record marked: the next command
 	 * puts the block and its data paths back to the last commit */
-	e = xtcam_state_rules_stage(c->st, &rec, ops, n);
+	e = two ? e2 : xtcam_state_rules_stage(c->st, &rec, ops, n);
 	xtcam_trace("stage");
 	rec.nentries = (__u32)entries;
+	sside = (struct side){ .c = c };
+	two = !e && n > DEFER_MAX && side_start(&sside, side_settle);
 	if (!e)
 		e = xtcam_state_rules_commit(c->st, &rec, ops, n);
 	xtcam_trace("commit");
-	e1 = xtcam_xdp_settle(c);
+	e1 = two ? side_join(&sside) : xtcam_xdp_settle(c);
 	xtcam_trace("settle");
 	xtcam_crash_point("commit");
 	if (e)

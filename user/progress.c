@@ -4,6 +4,7 @@
 
 xtcam_progress_fn xtcam_progress_hook;
 void *xtcam_progress_arg;
+__thread bool xtcam_progress_quiet;
 
 void xtcam_progress_set(xtcam_progress_fn fn, void *arg)
 {

@@ -1844,9 +1844,10 @@ int xtcam_state_rule_get(struct xtcam_state *st, const struct xtcam_block_rec *b
 
 /* Write ops into generation gen: the keys of new ranks first, then the
  * rules (DELs removed), then the keys of ranks gone, so that the keys
- * always cover the rules. */
+ * always cover the rules.  !new_keys: the keys of new ranks are in
+ * already (write_pipe). */
 static int write_chunk(struct xtcam_state *st, __u32 id, __u32 gen,
-		       const struct xtcam_rule_op *ops, size_t n)
+		       const struct xtcam_rule_op *ops, size_t n, bool new_keys)
 {
 	struct xtcam_rule_key *uk = calloc(n + 1, sizeof(*uk)), *dk = calloc(n + 1, sizeof(*dk));
 	struct xtcam_rank_key *nk = calloc(n + 1, sizeof(*nk)), *gk = calloc(n + 1, sizeof(*gk));
@@ -1880,7 +1881,8 @@ static int write_chunk(struct xtcam_state *st, __u32 id, __u32 gen,
 		if (o)
 			rank_key(&gk[ng++], id, gen, o->prio, o->handle);
 	}
-	e = put_keys(st->fd_ranks, nk, zero, sizeof(*nk), sizeof(*zero), nn);
+	if (new_keys)
+		e = put_keys(st->fd_ranks, nk, zero, sizeof(*nk), sizeof(*zero), nn);
 	if (!e)
 		e = del_keys(st->fd_rules[gen & 1], dk, sizeof(*dk), nd);
 	if (!e)
@@ -1901,6 +1903,116 @@ out:
  * keeps the order above on its own): memory for a chunk, not the batch. */
 #define WRITE_CHUNK 8192
 
+/*
+ * A big commit's copy on two cores: a thread puts the keys of
+ * the new ranks, chunk by chunk, and the caller writes each chunk's rules
+ * (and removes the keys of its ranks gone) once that chunk's keys are in,
+ * so that the keys cover the rules at every moment, as in write_chunk.
+ */
+#define PIPE_MIN 65536
+
+struct pipe {
+	struct xtcam_state *st;
+	__u32 id, gen;
+	const struct xtcam_rule_op *ops;
+	size_t n;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	size_t done;            /* ops whose new keys are in */
+	int e;                  /* the key thread's */
+	bool stop;              /* the caller's: no more keys */
+};
+
+/* the keys of the new ranks of ops (write_chunk's nk) */
+static int new_keys(struct xtcam_state *st, __u32 id, __u32 gen,
+		    const struct xtcam_rule_op *ops, size_t n)
+{
+	struct xtcam_rank_key *nk = calloc(n + 1, sizeof(*nk));
+	__u32 *zero = calloc(n + 1, sizeof(*zero));
+	size_t nn = 0, i;
+	int e;
+
+	if (!nk || !zero) {
+		free(nk);
+		free(zero);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		__u32 prio, handle;
+
+		if (ops[i].cmd == XTCAM_RULE_DEL)
+			continue;
+		prio = xtcam_rule_prio_of(ops[i].rule);
+		handle = xtcam_rule_handle_of(ops[i].rule);
+		if (ops[i].old && ops[i].old->prio == prio)
+			continue;       /* same rank */
+		rank_key(&nk[nn++], id, gen, prio, handle);
+	}
+	e = put_keys(st->fd_ranks, nk, zero, sizeof(*nk), sizeof(*zero), nn);
+	free(nk);
+	free(zero);
+	return e;
+}
+
+static void *pipe_keys(void *arg)
+{
+	struct pipe *p = arg;
+	size_t i, k;
+	int e = 0;
+
+	xtcam_progress_quiet = true;
+	for (i = 0; !e && i < p->n; i += k) {
+		k = p->n - i < WRITE_CHUNK ? p->n - i : WRITE_CHUNK;
+		e = new_keys(p->st, p->id, p->gen, p->ops + i, k);
+		pthread_mutex_lock(&p->mu);
+		if (e)
+			p->e = e;
+		else
+			p->done = i + k;
+		e = e ? e : p->stop ? -ECANCELED : 0;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+	return NULL;
+}
+
+/* 1: not started (the caller writes the batch itself) */
+static int write_pipe(struct xtcam_state *st, __u32 id, __u32 gen,
+		      const struct xtcam_rule_op *ops, size_t n, const char *phase)
+{
+	struct pipe p = { .st = st, .id = id, .gen = gen, .ops = ops, .n = n };
+	pthread_t th;
+	size_t i, k;
+	int e = 0;
+
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv, NULL);
+	if (pthread_create(&th, NULL, pipe_keys, &p)) {
+		pthread_mutex_destroy(&p.mu);
+		pthread_cond_destroy(&p.cv);
+		return 1;
+	}
+	for (i = 0; !e && i < n; i += k) {
+		k = n - i < WRITE_CHUNK ? n - i : WRITE_CHUNK;
+		pthread_mutex_lock(&p.mu);
+		while (p.done < i + k && !p.e)
+			pthread_cond_wait(&p.cv, &p.mu);
+		e = p.done < i + k ? p.e : 0;
+		pthread_mutex_unlock(&p.mu);
+		if (!e)
+			e = write_chunk(st, id, gen, ops + i, k, false);
+		if (phase)
+			xtcam_progress(phase, i + k, n);
+	}
+	pthread_mutex_lock(&p.mu);
+	p.stop = true;
+	pthread_mutex_unlock(&p.mu);
+	pthread_join(th, NULL);
+	pthread_mutex_destroy(&p.mu);
+	pthread_cond_destroy(&p.cv);
+	return e ? e : p.e;
+}
+
 static int write_ops(struct xtcam_state *st, __u32 id, __u32 gen,
 		     const struct xtcam_rule_op *ops, size_t n, const char *phase)
 {
@@ -1909,7 +2021,7 @@ static int write_ops(struct xtcam_state *st, __u32 id, __u32 gen,
 
 	for (i = 0; !e && i < n; i += k) {
 		k = n - i < WRITE_CHUNK ? n - i : WRITE_CHUNK;
-		e = write_chunk(st, id, gen, ops + i, k);
+		e = write_chunk(st, id, gen, ops + i, k, true);
 		if (phase)
 			xtcam_progress(phase, i + k, n);
 	}
@@ -1937,6 +2049,18 @@ int xtcam_state_rules_stage(struct xtcam_state *st, struct xtcam_block_rec *b,
 	if (!e)
 		e = write_ops(st, b->id, !b->rgen, ops, n, "registry");
 	/* (no reader pins it before the commit makes it active) */
+	gen_release(st, b->id, !b->rgen);
+	return e;
+}
+
+int xtcam_state_rules_write(struct xtcam_state *st, const struct xtcam_block_rec *b,
+			    const struct xtcam_rule_op *ops, size_t n)
+{
+	int e = gen_hold(st, b->name, b->id, !b->rgen);
+
+	if (e)
+		return e;
+	e = write_ops(st, b->id, !b->rgen, ops, n, "registry");
 	gen_release(st, b->id, !b->rgen);
 	return e;
 }
@@ -1975,7 +2099,11 @@ int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,
 	}
 	if (e)
 		return e;
-	e = write_ops(st, b->id, !b->rgen, ops, n, "registry copy");
+	/* (its stage ran beside the data paths' work, on the other core: the
+	 * copy after the commit has the two cores with their catch-up) */
+	e = n >= PIPE_MIN ? write_pipe(st, b->id, !b->rgen, ops, n, "registry copy") : 1;
+	if (e == 1)
+		e = write_ops(st, b->id, !b->rgen, ops, n, "registry copy");
 	gen_release(st, b->id, !b->rgen);
 	if (!e) {
 		b->dirty = 0;

@@ -158,6 +158,12 @@ int xtcam_state_rule_get(struct xtcam_state *st, const struct xtcam_block_rec *b
 			 __u32 handle, struct xtcam_rule *out);
 int xtcam_state_rules_stage(struct xtcam_state *st, struct xtcam_block_rec *b,
 			    const struct xtcam_rule_op *ops, size_t n);
+/* The writes of xtcam_state_rules_stage(st, b, ops, n) alone, for a record
+ * that xtcam_state_rules_stage(st, b, ops, 0) marked: they touch nothing
+ * but the inactive generation, and so may run in a thread of their own
+ * beside work that does not use st. */
+int xtcam_state_rules_write(struct xtcam_state *st, const struct xtcam_block_rec *b,
+			    const struct xtcam_rule_op *ops, size_t n);
 int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,
 			     const struct xtcam_rule_op *ops, size_t n);
 int xtcam_state_rules_abort(struct xtcam_state *st, struct xtcam_block_rec *b,

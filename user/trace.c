@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /* XTCAM_TRACE: per-phase times of a command (see trace.h). */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 
 bool xtcam_tracing;
 static double t_start, t_last;
+/* marks may come from two threads (a big change's registry and data path) */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 static double now_ms(void)
 {
@@ -48,12 +51,15 @@ static void rss_mib(double *rss, double *hwm)
 
 void xtcam_trace_mark(const char *phase)
 {
-	double t = now_ms(), rss, hwm;
+	double t, rss, hwm;
 
+	pthread_mutex_lock(&mu);
+	t = now_ms();
 	rss_mib(&rss, &hwm);
 	fprintf(stderr, "xtcam: trace %-10s %9.3f ms  (at %9.3f ms)  rss %.1f MiB, peak %.1f\n",
 		phase, t - t_last, t - t_start, rss, hwm);
 	t_last = t;
+	pthread_mutex_unlock(&mu);
 }
 
 void xtcam_crash_point(const char *name)

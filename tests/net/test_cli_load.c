@@ -234,3 +234,91 @@ Test(cli_load, progress_on_a_terminal_only, .timeout = 300)
 	cr_assert_str_eq(o, "", "%s", o);
 	free(o);
 }
+
+/* A load of more than 65,536 rules works on two cores (the registry beside
+ * the data path, then the registry's commit beside the data path's
+ * catch-up).  Killed at each step of it: the next command sees the old
+ * rule or all the new ones, and the data path and both generations of the
+ * registry follow (a rule of the new set can be deleted, one of the old
+ * state's free handles added, and the block counts right after). */
+Test(cli_load, a_two_core_load_killed_at_each_step_leaves_old_or_new, .timeout = 600)
+{
+	static const char *const points[] = { "stage", "deliver", "flip", "commit" };
+	char path[96], *o = NULL;
+	struct t_pair p;
+	size_t i;
+	int rc;
+
+	cr_assert_eq(t_pair_make(&p, "k"), 0);
+	snprintf(path, sizeof(path), "%s/big.rules", dir);
+	rules_file(path, 70000, 7);
+	XT_OK("block add big capacity 80000");
+	XT_OK("rule add big prio 1 handle 1 eth_type ipv6 action pass");
+	XT_OK("bind big dev %s netns %s mode native", p.a, p.ns_a);
+	for (i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+		bool after = i >= 2;    /* flip: the registry's commit point */
+		long long n;
+
+		rc = t_sh(&o, "XTCAM_CRASH_AT=%s %s rule load big %s", points[i],
+			  getenv("XTCAM_BIN"), path);
+		cr_assert_neq(rc, 0, "killed at %s: %s", points[i], o);
+		free(o);
+		n = rules_of("big");
+		cr_assert_eq(n, after ? 70001 : 1, "killed at %s: %lld rules", points[i], n);
+		if (after) {
+			XT_OK("rule del big handle 70001");
+			cr_assert_eq(t_xtcam(&o, "rule show big handle 2"), 0, "%s", o);
+			cr_assert(strstr(o, "src_ip 10.7.0.0"), "%s", o);
+			free(o);
+		} else {
+			XT_OK("rule add big prio 3 handle 70001 eth_type ipv4 src_ip 192.0.2.1 "
+			      "action drop");
+		}
+		cr_assert_eq(rules_of("big"), after ? 70000 : 2);
+		cr_assert_eq(t_xtcam(&o, "-j block show big"), 0, "%s", o);
+		cr_assert_eq(t_json_ll(o, "0.entries"), after ? 70000 : 2, "%s", o);
+		free(o);
+		/* back to the one rule, handles from 1 again */
+		XT_OK("rule flush big");
+		XT_OK("rule add big prio 1 handle 1 eth_type ipv6 action pass");
+		cr_assert_eq(rules_of("big"), 1);
+	}
+	XT_OK("unbind big dev %s netns %s", p.a, p.ns_a);
+	t_pair_free(&p);
+}
+
+/* A long file is parsed in two halves at once: the rules keep the order of
+ * the file (the handles they are given follow its lines), and a bad line in
+ * the second half is named by its line in the file, blank and comment
+ * lines counted, with nothing loaded. */
+Test(cli_load, a_long_file_keeps_its_order_and_names_its_bad_line, .timeout = 300)
+{
+	char path[96], bad[96], *o = NULL;
+	long h;
+
+	snprintf(path, sizeof(path), "%s/long.rules", dir);
+	snprintf(bad, sizeof(bad), "%s/long.bad", dir);
+	rules_file(path, 100000, 5);
+	/* a comment and a blank line early, a bad line late */
+	cr_assert_eq(t_sh(NULL, "{ echo '# a comment'; echo; sed -n '1,89997p' %s; "
+			  "echo 'prio 5 src_ip 10.0.0.300 action drop'; sed -n '89998,$p' %s; } > %s",
+			  path, path, bad), 0);
+	XT_OK("block add long capacity 120000");
+	cr_assert_eq(t_xtcam(&o, "rule load long %s", bad), 1, "%s", o);
+	cr_assert(strstr(o, "long.bad:90000: src_ip"), "%s", o);
+	cr_assert(strstr(o, "nothing loaded"), "%s", o);
+	free(o);
+	cr_assert_eq(rules_of("long"), 0);
+	XT_OK("rule load long %s", path);
+	cr_assert_eq(rules_of("long"), 100000);
+	/* handle h is line h: 10.5.x.y with x.y = h - 1 (mod 65536) */
+	for (h = 1; h <= 100000; h += 4999) {
+		char want[64];
+
+		snprintf(want, sizeof(want), " src_ip 10.5.%ld.%ld ", ((h - 1) >> 8) & 255,
+			 (h - 1) & 255);
+		cr_assert_eq(t_xtcam(&o, "rule show long handle %ld", h), 0, "%s", o);
+		cr_assert(strstr(o, want), "handle %ld: %s", h, o);
+		free(o);
+	}
+}

@@ -24,6 +24,7 @@
 #include "import.h"
 #include "progress.h"
 #include "rpack.h"
+#include "rload.h"
 
 #ifndef XTCAM_VERSION
 #define XTCAM_VERSION "unknown"       /* the Makefile gives VERSION */
@@ -537,56 +538,26 @@ static int rules_read(const char *block, const char *file, FILE *f,
 		      const struct xtcam_block_spec *spec, struct xtcam_rpack *out)
 {
 	const char *name = strcmp(file, "-") ? file : "stdin";
-	size_t len = 0, lines = rules_count(f);
-	char *line = NULL, err[XTCAM_MSG_MAX];
-	unsigned long lineno = 0;
-	ssize_t got;
-	int e, rc = 0;
+	size_t lines = rules_count(f);
+	struct cli_rload res;
 
-	xtcam_rpack_init(out);
-	for (;;) {
-		struct xtcam_rule r;
-
-		errno = 0;
-		got = getline(&line, &len, f);
-		if (got < 0) {
-			/* the end, or a read error (EISDIR, EIO, ENOMEM for a
-			 * line that does not fit in memory) */
-			if (ferror(f) || (errno && !feof(f)))
-				rc = fail(errno ? errno : EIO, "rule load: block %s: %s: reading "
-					  "line %lu: %s (nothing loaded)", block, name, lineno + 1,
-					  strerror(errno ? errno : EIO));
-			break;
-		}
-		lineno++;
-		if (!(lineno & 4095))
-			cli_progress("reading", lineno, lines);
-		if (strlen(line) != (size_t)got) {
-			/* the parser would see the line up to the NUL only */
-			rc = fail(EINVAL, "rule load: block %s: %s:%lu: a NUL byte in the line "
-				  "(nothing loaded)", block, name, lineno);
-			break;
-		}
-		e = xtcam_rule_parse_line(line, &r, spec, err, sizeof(err));
-		if (e == 1)
-			continue;
-		if (e) {
-			rc = fail(e, "rule load: block %s: %s:%lu: %s (nothing loaded)", block, name,
-				  lineno, err);
-			break;
-		}
-		if (xtcam_rpack_add(out, &r)) {
-			rc = fail(ENOMEM, "rule load: block %s: out of memory (nothing loaded)",
-				  block);
-			break;
-		}
+	cli_rules_parse(f, lines, spec, out, &res);
+	switch (res.why) {
+	case CLI_RLOAD_OK:
+		break;
+	case CLI_RLOAD_READ:
+		return fail(res.e, "rule load: block %s: %s: reading line %lu: %s (nothing loaded)",
+			    block, name, res.lineno, strerror(res.e));
+	case CLI_RLOAD_NUL:
+		return fail(EINVAL, "rule load: block %s: %s:%lu: a NUL byte in the line "
+			    "(nothing loaded)", block, name, res.lineno);
+	case CLI_RLOAD_PARSE:
+		return fail(res.e, "rule load: block %s: %s:%lu: %s (nothing loaded)", block, name,
+			    res.lineno, res.err);
+	case CLI_RLOAD_NOMEM:
+		return fail(ENOMEM, "rule load: block %s: out of memory (nothing loaded)", block);
 	}
-	free(line);
-	if (rc) {
-		xtcam_rpack_free(out);
-		return rc;
-	}
-	cli_progress("reading", lineno, lines);
+	cli_progress("reading", lines, lines);
 	return 0;
 }
 

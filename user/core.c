@@ -378,7 +378,7 @@ static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
 		case XTCAM_RULE_ADD:
 		case XTCAM_RULE_REPLACE:
 			r = op->rule;
-			rv = xtcam_rule_view(r, &rbuf);
+			rv = xtcam_rule_head(r, &rbuf);     /* prio, handle */
 			if (!r) {
 				seterr(errmsg, errmsg_len, "block %s: %s without a rule",
 				       b->spec.name, cmd_name(op->cmd));
@@ -395,7 +395,7 @@ static int batch_prepare(struct xtcam_block *b, const struct xtcam_rule_op *in,
 			break;
 		case XTCAM_RULE_DEL:
 			r = op->old ? op->old : op->rule;
-			rv = xtcam_rule_view(r, &rbuf);
+			rv = xtcam_rule_head(r, &rbuf);     /* prio, handle */
 			if (!r) {
 				seterr(errmsg, errmsg_len, "block %s: del without a rule",
 				       b->spec.name);

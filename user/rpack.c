@@ -112,17 +112,13 @@ void xtcam_rpack_free(struct xtcam_rpack *p)
 void xtcam_rpack_get(const struct xtcam_rpack *p, size_t i, struct xtcam_rule *out)
 {
 	const unsigned char *s = p->buf + p->off[i];
-	__u64 w[NWORDS] = { 0 }, bits;
-	size_t k;
+	__u64 bits;
 
 	memcpy(&bits, s, 8);
 	s += 8;
-	for (k = 0; k < NWORDS; k++)
-		if (bits & (1ull << k)) {
-			memcpy(&w[k], s, 8);
-			s += 8;
-		}
-	memcpy(out, w, sizeof(w));
+	memset(out, 0, sizeof(*out));
+	for (; bits; bits &= bits - 1, s += 8)
+		memcpy((char *)out + 8 * __builtin_ctzll(bits), s, 8);
 }
 
 __u32 xtcam_rpack_prio(const struct xtcam_rpack *p, size_t i)
@@ -170,6 +166,18 @@ const struct xtcam_rule *xtcam_rpack_view_slow(const struct xtcam_rule *r, struc
 	if (!p)
 		return r;
 	xtcam_rpack_get(p, i, buf);
+	return buf;
+}
+
+const struct xtcam_rule *xtcam_rpack_head_slow(const struct xtcam_rule *r, struct xtcam_rule *buf)
+{
+	size_t i;
+	const struct xtcam_rpack *p = owner(r, &i);
+
+	if (!p)
+		return r;
+	buf->prio = xtcam_rpack_prio(p, i);
+	buf->handle = xtcam_rpack_handle(p, i);
 	return buf;
 }
 

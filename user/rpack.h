@@ -60,6 +60,18 @@ static inline const struct xtcam_rule *xtcam_rule_view(const struct xtcam_rule *
 	return xtcam_rpack_view_slow(r, buf);
 }
 
+/* r itself, or buf with only its prio and handle (the rest is not set)
+ * when it is a packed rule */
+const struct xtcam_rule *xtcam_rpack_head_slow(const struct xtcam_rule *r, struct xtcam_rule *buf);
+
+static inline const struct xtcam_rule *xtcam_rule_head(const struct xtcam_rule *r,
+						       struct xtcam_rule *buf)
+{
+	if (__builtin_expect(!xtcam_rpack_nlive, 1) || !r)
+		return r;
+	return xtcam_rpack_head_slow(r, buf);
+}
+
 /* r's handle and prio, without unpacking the rest */
 __u32 xtcam_rule_handle_of(const struct xtcam_rule *r);
 __u32 xtcam_rule_prio_of(const struct xtcam_rule *r);

@@ -735,6 +735,7 @@ int xtcam_cmd_rule_load_pack(struct xtcam_ctx *c, const char *block, struct xtca
 	if (!e && !sorted)
 		e = -ENOMEM;
 	if (e) {
+		xtcam_set_err(err, errlen, "block %s: %zu rules: %s", block, n, strerror(-e));
 		free(hx);
 		return e;
 	}

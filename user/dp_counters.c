@@ -7,8 +7,14 @@
  * that is three syscalls a rule.  Here each map is read in batches
  * instead: the rules hash whole, then the records and counters in
  * windows of consecutive indexes, only the windows that hold one.
+ * First of all the counters alone, whole: when none is set (a block
+ * without traffic since its load or its last reset) there is nothing to
+ * map to rules, and the hash, the biggest read, is not read at all.
+ * xtcam_dp_counters_start does it in a thread of its own, on a private
+ * copy of the handle (the caller keeps using its own meanwhile).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -28,10 +34,17 @@ struct dp_cnt_ent {
 struct xtcam_dp_counters {
 	struct dp_cnt_ent *e;   /* rules with a counter not zero, by handle */
 	size_t n;
+	/* xtcam_dp_counters_start: the reading thread, on its copy of the
+	 * handle (the same maps, nothing else shared) */
+	bool running;
+	int err;
+	pthread_t th;
+	struct xtcam_dp dp;
 };
 
 #define HASH_CHUNK 4096         /* rules hash elements a batch read */
 #define WIN 1024                /* array elements a window */
+#define SCAN_WIN 16384          /* counters a read of the scan for one set */
 
 static int cmp_idx(const void *a, const void *b)
 {
@@ -237,15 +250,83 @@ static int read_counters(struct xtcam_dp *dp, const struct hc *v, size_t n,
 	return e;
 }
 
-int xtcam_dp_counters_read(struct xtcam_dp *dp, struct xtcam_dp_counters **out)
+/* the counters' bitmap of allocation, of both generations at once (a
+ * counter in use in either is looked at): NULL when there is none to read
+ * (then every counter is) */
+static __u64 *cnt_used(struct xtcam_dp *dp)
 {
-	struct xtcam_dp_counters *t = calloc(1, sizeof(*t));
+	size_t nw = dp->geom.cnt_words, i;
+	__u64 *w, *w1;
+	__u32 gen;
+
+	if (dp->flags & XTCAM_DP_MEMORY || !nw || dp->max[XTCAM_MAP_ALLOC] <
+	    2ull * dp->geom.alloc_words)
+		return NULL;
+	w = malloc(2 * nw * sizeof(*w));
+	if (!w)
+		return NULL;
+	w1 = w + nw;
+	for (gen = 0; gen < 2; gen++)
+		if (dp_read_range(dp, XTCAM_MAP_ALLOC, dp_abs_key(dp, XTCAM_MAP_ALLOC,
+								  dp->geom.slot_words, gen),
+				  nw, gen ? w1 : w)) {
+			free(w);
+			return NULL;
+		}
+	for (i = 0; i < nw; i++)
+		w[i] |= w1[i];
+	return w;
+}
+
+/* 1 when some counter in use is not zero, 0 when none is, -errno */
+static int any_counter(struct xtcam_dp *dp)
+{
+	size_t usz = dp_usz(dp, XTCAM_MAP_COUNTERS), step = (sizeof(struct xtcam_counter) + 7) & ~7ul;
+	__u64 max = dp->max[XTCAM_MAP_COUNTERS], first;
+	__u64 *used = cnt_used(dp);
+	char *buf = malloc(SCAN_WIN * usz);
+	int e = 0;
+
+	if (!buf) {
+		free(used);
+		return -ENOMEM;
+	}
+	for (first = 0; !e && first < max; first += SCAN_WIN) {
+		size_t len = first + SCAN_WIN <= max ? SCAN_WIN : max - first, i;
+		int cpu;
+
+		if (used) {     /* a window without one in use: skipped */
+			for (i = first / 64; i < (first + len + 63) / 64 && !used[i]; i++)
+				;
+			if (i == (first + len + 63) / 64)
+				continue;
+		}
+		e = dp_read_range(dp, XTCAM_MAP_COUNTERS, first, len, buf);
+		for (i = 0; !e && i < len; i++)
+			for (cpu = 0; cpu < dp->ncpus; cpu++) {
+				const struct xtcam_counter *pc =
+					(const void *)(buf + i * usz + (size_t)cpu * step);
+
+				if (pc->packets || pc->bytes || pc->last_hit) {
+					e = 1;
+					break;
+				}
+			}
+	}
+	free(buf);
+	free(used);
+	return e;
+}
+
+static int counters_read(struct xtcam_dp *dp, struct xtcam_dp_counters *t)
+{
 	struct hc *v = NULL;
 	size_t n = 0;
 	int e;
 
-	if (!t)
-		return -ENOMEM;
+	e = any_counter(dp);
+	if (e <= 0)
+		return e;       /* none set: every rule's is zero */
 	e = active_slots(dp, &v, &n);
 	if (!e && n) {
 		qsort(v, n, sizeof(*v), cmp_idx);
@@ -256,14 +337,70 @@ int xtcam_dp_counters_read(struct xtcam_dp *dp, struct xtcam_dp_counters **out)
 		e = read_counters(dp, v, n, t);
 	}
 	free(v);
+	if (!e && t->n)	/* (qsort of no elements: t->e may be NULL) */
+		qsort(t->e, t->n, sizeof(*t->e), cmp_ent);
+	return e;
+}
+
+int xtcam_dp_counters_read(struct xtcam_dp *dp, struct xtcam_dp_counters **out)
+{
+	struct xtcam_dp_counters *t = calloc(1, sizeof(*t));
+	int e;
+
+	if (!t)
+		return -ENOMEM;
+	e = counters_read(dp, t);
 	if (e) {
 		xtcam_dp_counters_free(t);
 		return e;
 	}
-	if (t->n)       /* (qsort of no elements: t->e may be NULL) */
-		qsort(t->e, t->n, sizeof(*t->e), cmp_ent);
 	*out = t;
 	return 0;
+}
+
+static void *counters_thread(void *arg)
+{
+	struct xtcam_dp_counters *t = arg;
+
+	t->err = counters_read(&t->dp, t);
+	return NULL;
+}
+
+int xtcam_dp_counters_start(struct xtcam_dp *dp, struct xtcam_dp_counters **out)
+{
+	struct xtcam_dp_counters *t;
+	int e;
+
+	/* in memory, the maps are the handle's own: read here and now */
+	if (dp->flags & XTCAM_DP_MEMORY)
+		return xtcam_dp_counters_read(dp, out);
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	/* what the reads use of a handle: its maps' descriptors, sizes and
+	 * generation; none of its caches */
+	t->dp = *dp;
+	t->dp.win = NULL;
+	t->dp.nwin = t->dp.capwin = 0;
+	t->dp.pend = NULL;
+	t->dp.stat_syscalls = 0;
+	e = -pthread_create(&t->th, NULL, counters_thread, t);
+	if (e) {
+		free(t);
+		return e;
+	}
+	t->running = true;
+	*out = t;
+	return 0;
+}
+
+int xtcam_dp_counters_wait(struct xtcam_dp_counters *t)
+{
+	if (t->running) {
+		pthread_join(t->th, NULL);
+		t->running = false;
+	}
+	return t->err;
 }
 
 void xtcam_dp_counters_get(const struct xtcam_dp_counters *t, __u32 handle,
@@ -290,6 +427,7 @@ void xtcam_dp_counters_free(struct xtcam_dp_counters *t)
 {
 	if (!t)
 		return;
+	xtcam_dp_counters_wait(t);
 	free(t->e);
 	free(t);
 }

@@ -647,10 +647,15 @@ static int xdp_counters_snapshot(const struct xtcam_rview *v, void **snap)
 	*snap = NULL;
 	if (!v->dp)
 		return 0;
-	e = xtcam_dp_counters_read(v->dp, &t);
+	e = xtcam_dp_counters_start(v->dp, &t);
 	if (!e)
 		*snap = t;
 	return e;
+}
+
+static int xdp_snapshot_wait(void *snap)
+{
+	return xtcam_dp_counters_wait(snap);
 }
 
 static void xdp_snapshot_counters(const void *snap, __u32 handle, struct xtcam_counter *sum)
@@ -799,6 +804,7 @@ const struct xtcam_driver_ops xtcam_xdp_ops = {
 	.view_ro = xdp_view_ro,
 	.rule_counters = xdp_rule_counters,
 	.counters_snapshot = xdp_counters_snapshot,
+	.snapshot_wait = xdp_snapshot_wait,
 	.snapshot_counters = xdp_snapshot_counters,
 	.snapshot_free = xdp_snapshot_free,
 	.counters_reset = xdp_counters_reset,

@@ -822,18 +822,27 @@ static int show_one(void *arg, const struct xtcam_rule *r)
 	size_t k;
 	int e;
 
-	if (!w->snapped && w->shown++ == SHOW_ONE_BY_ONE) {
-		w->snapped = true;
+	/* a block longer than that: its counters read in the background
+	 * from the start, needed once the first rules are out */
+	if (!w->shown && w->rec->nrules > SHOW_ONE_BY_ONE)
 		for (k = 0; k < w->c->nimpl; k++)
 			if (w->c->impl[k]->counters_snapshot &&
 			    w->c->impl[k]->counters_snapshot(w->v, &w->snaps[k]))
 				w->snaps[k] = NULL;     /* one by one, then */
+	if (!w->snapped && w->shown++ == SHOW_ONE_BY_ONE) {
+		w->snapped = true;
+		for (k = 0; k < w->c->nimpl; k++)
+			if (w->snaps[k] && w->c->impl[k]->snapshot_wait &&
+			    w->c->impl[k]->snapshot_wait(w->snaps[k])) {
+				w->c->impl[k]->snapshot_free(w->snaps[k]);
+				w->snaps[k] = NULL;
+			}
 	}
 	if (w->raw) {
 		struct xtcam_shown s = { r, &w->v->spec, 0, 0, -1 };
 		struct xtcam_counter cnt;
 
-		rule_counters(w->c, w->v, w->snaps, r, &cnt);
+		rule_counters(w->c, w->v, w->snapped ? w->snaps : NULL, r, &cnt);
 		s.packets = cnt.packets;
 		s.bytes = cnt.bytes;
 		if (cnt.last_hit) {
@@ -843,7 +852,7 @@ static int show_one(void *arg, const struct xtcam_rule *r)
 		}
 		e = w->raw(w->arg, &s);
 	} else {
-		o = rule_json(w->c, w->v, w->snaps, r, &w->now);
+		o = rule_json(w->c, w->v, w->snapped ? w->snaps : NULL, r, &w->now);
 		if (!o)
 			return -ENOMEM;
 		e = w->fn(w->arg, o);

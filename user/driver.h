@@ -104,8 +104,12 @@ struct xtcam_driver_ops {
 	int (*rule_counters)(const struct xtcam_rview *v, __u32 handle, struct xtcam_counter *sum);
 	/* Optional, for a listing of the whole block: the counters of all
 	 * its rules read at once into *snap (NULL: nothing to read), a rule's
-	 * added from there as rule_counters() adds them, and *snap freed. */
+	 * added from there as rule_counters() adds them, and *snap freed.
+	 * The read may go on in the background (rule_counters() still works
+	 * meanwhile): snapshot_wait (optional) waits for it, 0 or -errno,
+	 * before the first snapshot_counters. */
 	int (*counters_snapshot)(const struct xtcam_rview *v, void **snap);
+	int (*snapshot_wait)(void *snap);
 	void (*snapshot_counters)(const void *snap, __u32 handle, struct xtcam_counter *sum);
 	void (*snapshot_free)(void *snap);
 	int (*counters_reset)(struct xtcam_block *b);

@@ -3059,6 +3059,12 @@ static int each_match(const struct xtcam_rule *r, const struct xtcam_block_spec 
 	return 0;
 }
 
+int xtcam_rule_match_each(const struct xtcam_rule *r, const struct xtcam_block_spec *blk,
+			  int (*fn)(void *arg, const char *name, const char *value), void *arg)
+{
+	return r ? each_match(r, blk, fn, arg) : -EINVAL;
+}
+
 static int match_to_json(void *arg, const char *name, const char *value)
 {
 	return jadd(arg, name, json_object_new_string(value));
@@ -3091,11 +3097,16 @@ struct match_text {
 static int match_to_text(void *arg, const char *name, const char *value)
 {
 	struct match_text *t = arg;
-	int rc = snprintf(t->buf + t->o, t->len - t->o, " %s %s", name, value);
+	size_t ln = strlen(name), lv = strlen(value);
 
-	if (rc < 0 || (size_t)rc >= t->len - t->o)
+	if (ln + lv + 2 >= t->len - t->o)
 		return -ENOSPC;
-	t->o += (size_t)rc;
+	t->buf[t->o++] = ' ';
+	memcpy(t->buf + t->o, name, ln);
+	t->o += ln;
+	t->buf[t->o++] = ' ';
+	memcpy(t->buf + t->o, value, lv + 1);
+	t->o += lv;
 	return 0;
 }
 

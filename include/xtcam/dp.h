@@ -159,6 +159,13 @@ int xtcam_dp_counters_read(struct xtcam_dp *dp, struct xtcam_dp_counters **out);
 void xtcam_dp_counters_get(const struct xtcam_dp_counters *t, __u32 handle,
 			   struct xtcam_counter *c);
 void xtcam_dp_counters_free(struct xtcam_dp_counters *t);
+/* The same read in a thread of its own, started here: *out is to be
+ * waited for (xtcam_dp_counters_wait: 0 or the read's -errno) before
+ * xtcam_dp_counters_get; dp stays open until then (or until
+ * xtcam_dp_counters_free, which waits too).  dp is not used by the
+ * thread otherwise: the caller may go on reading through it. */
+int xtcam_dp_counters_start(struct xtcam_dp *dp, struct xtcam_dp_counters **out);
+int xtcam_dp_counters_wait(struct xtcam_dp_counters *t);
 
 /* The handles in the active generation, sorted; caller frees *out. */
 int xtcam_dp_handles(struct xtcam_dp *dp, __u32 **out, size_t *n);

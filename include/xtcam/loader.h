@@ -146,6 +146,15 @@ struct xtcam_shown {
 	__u64 packets, bytes;
 	double last_used;
 };
+/* A rule of a listing as `xtcam rule show` prints it, into buf
+ * (NUL-terminated): its two lines of text; its JSON object (the one
+ * xtcam_cmd_rule_show_each gives) as json-c writes it with flags
+ * (JSON_C_TO_STRING_*), written without json-c where that is plain.
+ * Return the length, -ENOSPC, -ENOMEM, -EINVAL. */
+int xtcam_shown_text(const struct xtcam_shown *s, char *buf, size_t len);
+int xtcam_shown_json(const struct xtcam_shown *s, int flags, char *buf, size_t len);
+/* That object (json_object_put() it); NULL when out of memory. */
+json_object *xtcam_shown_object(const struct xtcam_shown *s);
 /* xtcam_cmd_rule_show_each() with the rules as they are (cheaper: no
  * objects are made), fn(arg, NULL) as there. */
 int xtcam_cmd_rule_show_raw(struct xtcam_ctx *c, const char *block,

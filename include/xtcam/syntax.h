@@ -144,6 +144,12 @@ int xtcam_kw_format(const struct xtcam_rule *r,
 int xtcam_rule_match_format(const struct xtcam_rule *r, const struct xtcam_block_spec *blk,
 			    char *buf, size_t len);
 
+/* fn(arg, name, value) for each match of r, in the order of the text and
+ * JSON forms (value as xtcam_kw_format has it); stops at fn's first
+ * non-zero return and returns it. */
+int xtcam_rule_match_each(const struct xtcam_rule *r, const struct xtcam_block_spec *blk,
+			  int (*fn)(void *arg, const char *name, const char *value), void *arg);
+
 /* "src_ip", ...; NULL for an out-of-range kw. */
 const char *xtcam_kw_name(enum xtcam_kw kw);
 

@@ -45,10 +45,15 @@ struct cli_spool {
 	FILE *tmp;
 	long long rd;           /* of tmp: passed on up to there */
 	size_t chunk;           /* a write that does not block once POLLOUT */
+	bool sent;              /* some went out past tmp (cli_spool_put) */
 };
 int cli_spool_begin(struct cli_spool *s);
 int cli_spool_restart(struct cli_spool *s);
 int cli_spool_pump(struct cli_spool *s);
+/* n bytes printed after what stdout has: straight to the real stdout as
+ * far as it takes them without waiting (once tmp is all out), the rest
+ * into tmp */
+int cli_spool_put(struct cli_spool *s, const char *buf, size_t n);
 int cli_spool_end(struct cli_spool *s, bool copy);
 
 #endif

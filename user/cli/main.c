@@ -567,11 +567,23 @@ static int rules_read(const char *block, const char *file, FILE *f,
  * (cli_spool), passed on as stdout takes it without waiting, the rest
  * once the pin is let go. */
 #define SHOW_PUMP 64            /* rules between two passes to stdout */
+#define SHOW_BUF 16384          /* text of rules passed on at once */
 struct show_out {
 	struct xtcam_jstream js;
 	struct cli_spool sp;
 	size_t n;
+	size_t o;                       /* in buf, not yet passed on */
+	char buf[SHOW_BUF + 8192];
 };
+
+/* what buf holds, passed on */
+static int show_flush(struct show_out *s)
+{
+	int e = s->o ? cli_spool_put(&s->sp, s->buf, s->o) : 0;
+
+	s->o = 0;
+	return e;
+}
 
 static void show_begin(struct show_out *s)
 {
@@ -588,6 +600,7 @@ static int print_one_rule(void *arg, json_object *o)
 	int e;
 
 	if (!o) {                       /* start over */
+		s->o = 0;
 		e = cli_spool_restart(&s->sp);
 		if (!e)
 			show_begin(s);
@@ -610,39 +623,42 @@ static int print_one_rule(void *arg, json_object *o)
 	return e;
 }
 
-/* the text of print_rules_text, from the rule itself */
+/* the text of print_rules_text (or the JSON of print_one_rule, plain),
+ * from the rule itself */
 static int print_one_raw(void *arg, const struct xtcam_shown *r)
 {
-	const struct xtcam_rule_action *a;
 	struct show_out *s = arg;
-	char m[4096];
+	size_t room;
 	int e;
 
 	if (!r)
 		return print_one_rule(arg, NULL);
-	a = &r->rule->action;
-	e = xtcam_rule_match_format(r->rule, r->spec, m, sizeof(m));
+	for (;;) {
+		room = sizeof(s->buf) - s->o;
+		if (json_out) {
+			e = room > 1 ? xtcam_shown_json(r, s->js.flags, s->buf + s->o + !!s->js.n,
+							 room - 1) : -ENOSPC;
+			if (e >= 0 && s->js.n)
+				s->buf[s->o] = ',';
+			if (e >= 0)
+				e += !!s->js.n;
+		} else {
+			e = xtcam_shown_text(r, s->buf + s->o, room);
+		}
+		if (e != -ENOSPC || !s->o)
+			break;
+		e = show_flush(s);      /* room for the rule, then */
+		if (e)
+			return e;
+	}
 	if (e < 0)
 		return e;
-	printf("handle %u prio %u%s action %s", r->rule->handle, r->rule->prio, m,
-	       xtcam_action_name(a->type));
-	if (a->type == XTCAM_ACT_REDIRECT) {
-		char dev[sizeof(a->dev) + 1], ns[sizeof(a->netns) + 1], d[256], n[1024];
-
-		snprintf(dev, sizeof(dev), "%.*s", (int)sizeof(a->dev), a->dev);
-		snprintf(ns, sizeof(ns), "%.*s", (int)sizeof(a->netns), a->netns);
-		printf(" dev %s%s%s", esc(d, sizeof(d), dev), ns[0] ? " netns " : "",
-		       esc(n, sizeof(n), ns));
-	} else if (a->type == XTCAM_ACT_CPU) {
-		printf(" %u", a->cpu);
-	}
-	printf("\n    entries %u packets %llu bytes %llu", xtcam_rule_entries(r->rule),
-	       (unsigned long long)r->packets, (unsigned long long)r->bytes);
-	if (r->last_used >= 0)
-		printf(" used %.1fs ago", r->last_used);
-	fputc('\n', stdout);
-	if (!s->n++ || !(s->n % SHOW_PUMP))
-		return cli_spool_pump(&s->sp);
+	s->o += (size_t)e;
+	if (json_out)
+		s->js.n++;
+	/* the first rule at once, then a buffer at a time */
+	if (!s->n++ || s->o >= SHOW_BUF)
+		return show_flush(s);
 	return 0;
 }
 
@@ -661,10 +677,13 @@ static int show_rules(struct xtcam_ctx *c, const char *block)
 		}
 		show_begin(&s);
 		s.n = 0;
+		s.o = 0;
 		xtcam_unlock(c);        /* (with the lock: held to open the block only) */
-		e = json_out ? xtcam_cmd_rule_show_each(c, block, print_one_rule, &s, err,
-							sizeof(err)) :
+		e = json_out && pretty ? xtcam_cmd_rule_show_each(c, block, print_one_rule, &s, err,
+								  sizeof(err)) :
 			       xtcam_cmd_rule_show_raw(c, block, print_one_raw, &s, err, sizeof(err));
+		if (!e)
+			e = show_flush(&s);
 		if (!e && json_out)
 			xtcam_jstream_end(&s.js);
 		xtcam_close(c);

@@ -52,7 +52,7 @@ int cli_spool_begin(struct cli_spool *s)
 
 int cli_spool_restart(struct cli_spool *s)
 {
-	if (!s->tmp || s->rd)
+	if (!s->tmp || s->rd || s->sent)
 		return -EINVAL;         /* some of it is out already */
 	fflush(stdout);
 	clearerr(stdout);
@@ -99,6 +99,66 @@ int cli_spool_pump(struct cli_spool *s)
 		return -errno;
 	s->rd = 0;
 	return 0;
+}
+
+/* all of buf into the file, after what it has */
+static int to_file(const char *buf, size_t n)
+{
+	while (n) {
+		ssize_t w = write(STDOUT_FILENO, buf, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int cli_spool_put(struct cli_spool *s, const char *buf, size_t n)
+{
+	off_t end;
+	int e;
+
+	if (!s->tmp)
+		return -EINVAL;
+	if (fflush(stdout) || ferror(stdout))
+		return -EIO;
+	end = lseek(STDOUT_FILENO, 0, SEEK_CUR);
+	if (end < 0)
+		return -errno;
+	if (s->rd < end) {
+		/* the file first (it may start again: its end is asked anew) */
+		e = cli_spool_pump(s);
+		if (e)
+			return e;
+		end = lseek(STDOUT_FILENO, 0, SEEK_CUR);
+		if (end < 0)
+			return -errno;
+		if (s->rd < end)
+			return to_file(buf, n);
+	}
+	while (n) {
+		struct pollfd p = { .fd = s->saved, .events = POLLOUT };
+		size_t want = n < s->chunk ? n : s->chunk;
+		ssize_t w;
+
+		if (poll(&p, 1, 0) <= 0 || !(p.revents & (POLLOUT | POLLERR | POLLHUP)))
+			break;          /* not ready: the rest waits in the file */
+		w = write(s->saved, buf, want);
+		if (w < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				break;
+			return -errno;
+		}
+		s->sent = true;
+		buf += w;
+		n -= (size_t)w;
+	}
+	return n ? to_file(buf, n) : 0;
 }
 
 int cli_spool_end(struct cli_spool *s, bool copy)

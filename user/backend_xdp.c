@@ -234,6 +234,14 @@ void xtcam_xdp_defer(struct xtcam_ctx *ctx, bool defer)
 		xtcam_dp_set_defer(((struct xdp_blk *)cb->cb_priv)->dp, defer);
 }
 
+void xtcam_xdp_notify(struct xtcam_ctx *ctx, void (*fn)(void *arg, int delta), void *arg)
+{
+	struct flow_block_cb *cb;
+
+	list_for_each_entry(cb, &ctx->xdp_list, driver_list)
+		xtcam_dp_set_notify(((struct xdp_blk *)cb->cb_priv)->dp, fn, arg);
+}
+
 int xtcam_xdp_settle(struct xtcam_ctx *ctx)
 {
 	struct flow_block_cb *cb;

@@ -197,6 +197,7 @@ static int xdp_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_pr
 		case XTCAM_RULE_REPLACE:
 			ops[i].cmd = op->cmd == XTCAM_RULE_ADD ? XTCAM_DP_ADD : XTCAM_DP_REPLACE;
 			ops[i].rule = op->rule;
+			ops[i].free = op->cmd == XTCAM_RULE_ADD && o->adds_free;
 			/* counters belong to the rule, not to its handle */
 			ops[i].fresh_counters = op->cmd == XTCAM_RULE_REPLACE && op->old &&
 						!xtcam_rule_equal(op->old, op->rule);

@@ -827,7 +827,10 @@ static void mdirty(struct txn *t, int m, size_t rel)
 	mr->dirty[mr->ndirty++] = (__u32)rel;
 }
 
-static struct rentry *rget(struct txn *t, __u32 handle)
+/* The transaction's entry for handle, read from the active generation
+ * at first (known_free: an add's handle the caller says is not in use,
+ * not read). */
+static struct rentry *rget_as(struct txn *t, __u32 handle, bool known_free)
 {
 	struct rentry *e = u64map_get(&t->rules, handle);
 	int err;
@@ -845,7 +848,7 @@ static struct rentry *rget(struct txn *t, __u32 handle)
 	}
 	e = &t->slab->e[t->slab->n];
 	memset(e, 0, sizeof(*e));
-	if (t->empty) {
+	if (t->empty || known_free) {
 		e->absent = true;
 	} else {
 		err = dp_read(t->dp, XTCAM_MAP_RULES,
@@ -864,6 +867,11 @@ static struct rentry *rget(struct txn *t, __u32 handle)
 	}
 	t->slab->n++;           /* taken */
 	return e;
+}
+
+static struct rentry *rget(struct txn *t, __u32 handle)
+{
+	return rget_as(t, handle, false);
 }
 
 static int push_u32(__u32 **v, size_t *n, size_t *cap, __u32 x)
@@ -3016,7 +3024,7 @@ static int flip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 		}
 		if (!(i & 8191) && i)
 			xtcam_progress("data path", i, n);
-		re = rget(&t, h);
+		re = rget_as(&t, h, op->cmd == XTCAM_DP_ADD && op->free);
 		if (!re) {
 			e = -errno;
 			break;

@@ -113,6 +113,8 @@ struct xtcam_dp_op {
 	struct xtcam_action act;        /* ADD, REPLACE: resolved action */
 	bool fresh_counters;            /* REPLACE: the rule changed, its
 					 * counters start at zero */
+	bool free;                      /* ADD: the caller knows the handle
+					 * is not in use (not looked up) */
 };
 
 /* Apply a batch, all or nothing.  -EEXIST: ADD of a handle in use;

@@ -2041,6 +2041,7 @@ static int txn_finish(struct txn *t, bool traced)
 
 	if (traced)
 		xtcam_trace("dp sync");
+	xtcam_crash_point("catch-up");
 	if (!err)
 		err = write_gen(t, !dp->cfg.gen);
 	if (traced)

@@ -2664,34 +2664,51 @@ static int limbo_put(struct txn *t, __u32 base, __u32 idx)
 	return 0;
 }
 
-/* At a flip: everything in limbo becomes free.  The flip waits for a
- * grace period before it returns, and nothing is allocated meanwhile, so
- * no frame can still hold what is released here when it is next used. */
+/* At a flip: everything in limbo becomes free.  The flip's grace period
+ * is over before anything is written again (the next write waits for
+ * it), so no frame can still hold what is released here when it is next
+ * used. */
 static int limbo_release(struct txn *t)
 {
 	struct xtcam_dp *dp = t->dp;
+	__u64 *have;
 	__u32 w;
+	int err;
 
 	if (!t->gen.limbo)
 		return 0;
-	for (w = 0; w < LIMBO(dp); w++) {
-		__u64 *lw = mget(t, XTCAM_MAP_ALLOC, LIMBO(dp) + w), *uw;
+	/* the limbo bitmaps read whole in a few batched lookups (a lookup of
+	 * 16 words at a time costs thousands of syscalls a flip at 1M
+	 * rules); a flip's transaction has not changed them before this */
+	have = malloc(LIMBO(dp) * sizeof(*have));
+	if (!have)
+		return -ENOMEM;
+	err = dp_read_range(dp, XTCAM_MAP_ALLOC,
+			    dp_abs_key(dp, XTCAM_MAP_ALLOC, LIMBO(dp), dp->cfg.gen), LIMBO(dp), have);
+	for (w = 0; !err && w < LIMBO(dp); w++) {
+		__u64 *lw, *uw;
 
-		if (!lw)
-			return -errno;
-		if (!*lw) {
+		if (!have[w])
 			continue;
+		lw = mget(t, XTCAM_MAP_ALLOC, LIMBO(dp) + w);
+		if (!lw) {
+			err = -errno;
+			break;
 		}
 		uw = mget(t, XTCAM_MAP_ALLOC, w);
-		if (!uw)
-			return -errno;
+		if (!uw) {
+			err = -errno;
+			break;
+		}
 		*uw &= ~*lw;
 		*lw = 0;
 		mdirty(t, XTCAM_MAP_ALLOC, w);
 		mdirty(t, XTCAM_MAP_ALLOC, LIMBO(dp) + w);
 	}
-	t->gen.limbo = 0;
-	return 0;
+	free(have);
+	if (!err)
+		t->gen.limbo = 0;
+	return err;
 }
 
 /* The loader's own state of generation gen after a single change: the

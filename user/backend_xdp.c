@@ -201,6 +201,7 @@ static int xdp_rules_cb(enum xtcam_setup_type type, void *type_data, void *cb_pr
 			r = xtcam_rule_view(op->rule, &rb);
 			ops[i].cmd = op->cmd == XTCAM_RULE_ADD ? XTCAM_DP_ADD : XTCAM_DP_REPLACE;
 			ops[i].rule = op->rule;
+			ops[i].free = op->cmd == XTCAM_RULE_ADD && o->adds_free;
 			/* counters belong to the rule, not to its handle */
 			ops[i].fresh_counters = op->cmd == XTCAM_RULE_REPLACE && op->old &&
 						!xtcam_rule_equal(op->old, r);
@@ -236,6 +237,14 @@ void xtcam_xdp_defer(struct xtcam_ctx *ctx, bool defer)
 
 	list_for_each_entry(cb, &ctx->xdp_list, driver_list)
 		xtcam_dp_set_defer(((struct xdp_blk *)cb->cb_priv)->dp, defer);
+}
+
+void xtcam_xdp_notify(struct xtcam_ctx *ctx, void (*fn)(void *arg, int delta), void *arg)
+{
+	struct flow_block_cb *cb;
+
+	list_for_each_entry(cb, &ctx->xdp_list, driver_list)
+		xtcam_dp_set_notify(((struct xdp_blk *)cb->cb_priv)->dp, fn, arg);
 }
 
 int xtcam_xdp_settle(struct xtcam_ctx *ctx)

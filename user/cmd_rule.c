@@ -274,7 +274,7 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	if (!e)
 		e = xtcam_state_rules_commit(c->st, &rec, ops, n);
 	xtcam_trace("commit");
-	e1 = two ? side_join(&sside) : xtcam_xdp_settle(c);
+	e1 = two ? side_join(&sside) : c->linger ? 0 : xtcam_xdp_settle(c);
 	xtcam_trace("settle");
 	xtcam_crash_point("commit");
 	if (e)

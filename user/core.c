@@ -606,9 +606,9 @@ static void batch_commit(struct xtcam_block *b, struct batch *bt)
 	bt->nfresh = 0;         /* the block owns the copies now */
 }
 
-static int call_rules(struct flow_block_cb *cb, struct xtcam_block *b,
-		      const struct xtcam_rule_op *ops, size_t n,
-		      char *errmsg, size_t errmsg_len)
+static int call_rules_as(struct flow_block_cb *cb, struct xtcam_block *b,
+			 const struct xtcam_rule_op *ops, size_t n, bool adds_free,
+			 char *errmsg, size_t errmsg_len)
 {
 	struct xtcam_rules_offload o = {
 		.block = b,
@@ -616,9 +616,17 @@ static int call_rules(struct flow_block_cb *cb, struct xtcam_block *b,
 		.n = n,
 		.errmsg = errmsg,
 		.errmsg_len = errmsg_len,
+		.adds_free = adds_free,
 	};
 
 	return cb->cb(XTCAM_SETUP_RULES, &o, cb->cb_priv);
+}
+
+static int call_rules(struct flow_block_cb *cb, struct xtcam_block *b,
+		      const struct xtcam_rule_op *ops, size_t n,
+		      char *errmsg, size_t errmsg_len)
+{
+	return call_rules_as(cb, b, ops, n, false, errmsg, errmsg_len);
 }
 
 static int cb_failed(struct xtcam_block *b, int err, char *errmsg,
@@ -657,9 +665,10 @@ static int deliver(struct xtcam_block *b, const struct xtcam_rule_op *ops,
 	struct flow_block_cb *cb;
 	int err;
 
+	/* (batch_prepare refused an ADD of a handle the block holds) */
 	list_for_each_entry(cb, &b->cb_list, list) {
 		errmsg[0] = '\0';
-		err = call_rules(cb, b, ops, n, errmsg, errmsg_len);
+		err = call_rules_as(cb, b, ops, n, true, errmsg, errmsg_len);
 		if (err) {
 			err = cb_failed(b, err, errmsg, errmsg_len);
 			unwind(b, &b->cb_list, cb, inv, n);

@@ -14,6 +14,7 @@
  * the registry, as a CLI command reads it, before anything changes.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,62 @@ struct xtcam_ctl {
 	__u64 gen;              /* the registry's generation when last let go */
 	bool gen_known;         /* false: no registry to read it from */
 	char err[XTCAM_CTL_ERR_MAX];
+	/* A batch's commit returns at its registry's commit, its data
+	 * paths' grace periods and catch-ups still under way in threads
+	 * (busy of them); the data paths are dirty until they are done, so
+	 * the lock is let go by the last of them (handed), unless the next
+	 * call takes it back first: a call that finds nobody waiting for
+	 * the lock keeps it and goes on (the next batch reads and places
+	 * its changes meanwhile, and waits for them before it writes);
+	 * else it waits for them to let go, and queues behind the waiter. */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int busy;
+	bool handed;
 };
+
+/* A data path's catch-up begins (1) or ends (-1). */
+static void ctl_notify(void *arg, int delta)
+{
+	struct xtcam_ctl *c = arg;
+
+	pthread_mutex_lock(&c->mu);
+	c->busy += delta;
+	if (!c->busy && c->handed) {
+		xtcam_unlock(c->ctx);
+		c->handed = false;
+		pthread_cond_broadcast(&c->cv);
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* Let go of the lock: now, or when the last catch-up is done. */
+static void ctl_let_go(struct xtcam_ctl *c)
+{
+	pthread_mutex_lock(&c->mu);
+	if (c->busy)
+		c->handed = true;
+	else
+		xtcam_unlock(c->ctx);
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* The lock handed to the catch-ups taken back if nobody waits for it
+ * (true: it is held), else waited for until they let go of it. */
+static bool ctl_take_back(struct xtcam_ctl *c)
+{
+	bool held = false;
+
+	pthread_mutex_lock(&c->mu);
+	if (c->handed && !xtcam_state_lock_wanted(c->ctx->st)) {
+		c->handed = false;
+		held = true;
+	}
+	while (c->handed)
+		pthread_cond_wait(&c->cv, &c->mu);
+	pthread_mutex_unlock(&c->mu);
+	return held;
+}
 
 struct xtcam_ctl_batch {
 	struct xtcam_ctl *c;
@@ -53,6 +109,12 @@ static int ctl_lock(struct xtcam_ctl *c)
 	int e;
 
 	c->err[0] = 0;
+	if (c->ctx && ctl_take_back(c)) {
+		/* held since this context's last commit: nobody else wrote */
+		xtcam_state_relock(c->ctx->st);
+		xtcam_trace("ctl lock");
+		return 0;
+	}
 	if (c->ctx) {
 		e = xtcam_state_lock(c->ctx->st, c->err, sizeof(c->err));
 		xtcam_trace("ctl lock");
@@ -74,6 +136,7 @@ static int ctl_lock(struct xtcam_ctl *c)
 	}
 	/* what the open itself wrote (a repair) is in the view */
 	c->gen_known = !xtcam_state_gen(c->ctx->st, &c->gen);
+	xtcam_xdp_notify(c->ctx, ctl_notify, c);
 	return 0;
 }
 
@@ -83,7 +146,7 @@ static void ctl_unlock(struct xtcam_ctl *c)
 	if (!c->ctx)
 		return;
 	c->gen_known = !xtcam_state_gen(c->ctx->st, &c->gen);
-	xtcam_unlock(c->ctx);
+	ctl_let_go(c);
 	xtcam_trace("ctl unlock");
 }
 
@@ -94,6 +157,8 @@ static int ctl_done(struct xtcam_ctl *c, int e)
 {
 	__u64 g;
 
+	if (e && c->ctx)
+		xtcam_xdp_settle(c->ctx);
 	if (e && c->ctx && (xtcam_state_gen(c->ctx->st, &g) || g != c->gen)) {
 		xtcam_close(c->ctx);    /* (lets go of the lock) */
 		c->ctx = NULL;
@@ -121,9 +186,13 @@ int xtcam_ctl_open(struct xtcam_ctl **out, const char *instance, char *err, size
 		xtcam_set_err(err, errlen, "xtcam: out of memory");
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
 	e = ctl_lock(c);
 	if (e) {
 		xtcam_set_err(err, errlen, "%s", c->err);
+		pthread_cond_destroy(&c->cv);
+		pthread_mutex_destroy(&c->mu);
 		free(c);
 		return e;
 	}
@@ -136,7 +205,11 @@ void xtcam_ctl_close(struct xtcam_ctl *c)
 {
 	if (!c)
 		return;
-	xtcam_close(c->ctx);
+	if (c->ctx)
+		ctl_take_back(c);
+	xtcam_close(c->ctx);    /* (joins the catch-ups) */
+	pthread_cond_destroy(&c->cv);
+	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
 
@@ -446,8 +519,10 @@ int xtcam_ctl_batch_commit(struct xtcam_ctl_batch *b)
 		batch_clear(b);
 		return e;
 	}
+	c->ctx->linger = true;
 	e = xtcam_cmd_rule_batch(c->ctx, b->block, b->verbs, b->rules, b->n, c->err,
 				 sizeof(c->err));
+	c->ctx->linger = false;
 	for (i = 0; !e && i < b->n; i++)
 		if (b->handles[i])
 			*b->handles[i] = b->rules[i].handle;

@@ -828,7 +828,10 @@ static void mdirty(struct txn *t, int m, size_t rel)
 	mr->dirty[mr->ndirty++] = (__u32)rel;
 }
 
-static struct rentry *rget(struct txn *t, __u32 handle)
+/* The transaction's entry for handle, read from the active generation
+ * at first (known_free: an add's handle the caller says is not in use,
+ * not read). */
+static struct rentry *rget_as(struct txn *t, __u32 handle, bool known_free)
 {
 	struct rentry *e = u64map_get(&t->rules, handle);
 	int err;
@@ -846,7 +849,7 @@ static struct rentry *rget(struct txn *t, __u32 handle)
 	}
 	e = &t->slab->e[t->slab->n];
 	memset(e, 0, sizeof(*e));
-	if (t->empty) {
+	if (t->empty || known_free) {
 		e->absent = true;
 	} else {
 		err = dp_read(t->dp, XTCAM_MAP_RULES,
@@ -865,6 +868,11 @@ static struct rentry *rget(struct txn *t, __u32 handle)
 	}
 	t->slab->n++;           /* taken */
 	return e;
+}
+
+static struct rentry *rget(struct txn *t, __u32 handle)
+{
+	return rget_as(t, handle, false);
 }
 
 static int push_u32(__u32 **v, size_t *n, size_t *cap, __u32 x)
@@ -894,7 +902,10 @@ static int txn_begin(struct txn *t, struct xtcam_dp *dp, char *err, size_t errle
 	t->err = err;
 	t->errlen = errlen;
 	u64map_init(&t->rules);
-	if (dp->cfg.dirty) {
+	/* (a flip of ours still catching up: it is dirty until then, and
+	 * this transaction reads only the active generation until its
+	 * first write, which waits for it) */
+	if (!dp->pend && dp->cfg.dirty) {
 		e = recover(dp);
 		if (e)
 			return e;
@@ -1189,6 +1200,17 @@ static const struct slotinfo *slot_info(struct txn *t, __u32 slot)
 	return si;
 }
 
+
+/* Before a transaction's first write: the last flip's catch-up done; if
+ * it failed, the other generation made a copy of the active one (which
+ * the transaction read) as at an open. */
+static int pend_wait(struct xtcam_dp *dp)
+{
+	if (!dp->pend)
+		return 0;
+	return xtcam_dp_settle(dp) ? recover(dp) : 0;
+}
+
 static int fresh_flush(struct txn *t)
 {
 	struct fresh *f = t->fresh;
@@ -1196,7 +1218,11 @@ static int fresh_flush(struct txn *t)
 
 	if (!f || !f->n)
 		return 0;
-	err = dp_write(t->dp, XTCAM_MAP_RECORDS, f->keys, f->recs, f->n);
+	/* (a fresh slot may be one the last flip freed: after its grace
+	 * period) */
+	err = pend_wait(t->dp);
+	if (!err)
+		err = dp_write(t->dp, XTCAM_MAP_RECORDS, f->keys, f->recs, f->n);
 	if (!err)
 		err = dp_write(t->dp, XTCAM_MAP_ACTIONS, f->keys, f->acts, f->n);
 	f->n = 0;
@@ -2009,29 +2035,38 @@ static int zero_counters(struct txn *t)
 
 static int limbo_release(struct txn *t);
 
-static void *sync_thread(void *arg)
-{
-	struct xtcam_dp *dp = arg;
-
-	dp->sync_err = dp_sync(dp);
-	return NULL;
-}
-
 /* After the flip: the grace period, then the old generation brought up
  * to date (t->dp->cfg.gen is the new one). */
-static int txn_finish(struct txn *t, bool synced)
+static int txn_finish(struct txn *t, bool traced)
 {
 	struct xtcam_dp *dp = t->dp;
-	int err = synced ? 0 : dp_sync(dp);
+	int err = dp_sync(dp);
 
-	xtcam_trace("dp sync");
+	if (traced)
+		xtcam_trace("dp sync");
+	xtcam_crash_point("catch-up");
 	if (!err)
 		err = write_gen(t, !dp->cfg.gen);
-	xtcam_trace("dp catch-up");
+	if (traced)
+		xtcam_trace("dp catch-up");
 	if (err)
 		return err;
 	dp->cfg.dirty = 0;
 	return dp_write1(dp, XTCAM_MAP_CONFIG, 0, &dp->cfg);
+}
+
+/* A deferred flip's grace period and catch-up (dp->pend), while the
+ * caller goes on: it touches only the other generation, dp->cfg.dirty
+ * and the config map, which nothing else reads or writes until
+ * xtcam_dp_settle has joined it. */
+static void *sync_thread(void *arg)
+{
+	struct xtcam_dp *dp = arg;
+
+	dp->sync_err = txn_finish(dp->pend, false);
+	if (dp->notify)
+		dp->notify(dp->notify_arg, -1);
+	return NULL;
 }
 
 int xtcam_dp_settle(struct xtcam_dp *dp)
@@ -2042,13 +2077,18 @@ int xtcam_dp_settle(struct xtcam_dp *dp)
 	if (!t)
 		return 0;
 	pthread_join(dp->sync_th, NULL);
+	xtcam_trace("dp settle");
 	dp->pend = NULL;
 	err = dp->sync_err;
-	if (!err)
-		err = txn_finish(t, true);
 	txn_free(t);
 	free(t);
 	return err;
+}
+
+void xtcam_dp_set_notify(struct xtcam_dp *dp, void (*fn)(void *arg, int delta), void *arg)
+{
+	dp->notify = fn;
+	dp->notify_arg = arg;
 }
 
 void xtcam_dp_set_defer(struct xtcam_dp *dp, bool defer)
@@ -2065,6 +2105,12 @@ static int txn_commit(struct txn *t)
 	size_t i;
 	int err;
 
+	/* the last flip's grace period and catch-up over before anything
+	 * is written: the slots it freed may be taken again here, and its
+	 * old generation is the one written now */
+	err = pend_wait(dp);
+	if (err)
+		return err;
 	/* slots and counters freed here, and those single changes left in
 	 * limbo, were in use by the active generation: they become free for
 	 * the next change, not this one, after the grace period below */
@@ -2102,7 +2148,7 @@ static int txn_commit(struct txn *t)
 		return err;
 	xtcam_trace("dp gen+flip");
 	/* 3. once no packet can still be in the old generation, bring it up
-	 * to date: now, or (deferred) after the caller's own work */
+	 * to date: now, or (deferred) in a thread while the caller goes on */
 	if (dp->defer && !(dp->flags & XTCAM_DP_MEMORY)) {
 		struct txn *p = malloc(sizeof(*p));
 
@@ -2110,18 +2156,23 @@ static int txn_commit(struct txn *t)
 			*p = *t;
 			p->err = NULL;          /* the caller's, gone by then */
 			p->errlen = 0;
+			dp->pend = p;
+			if (dp->notify)
+				dp->notify(dp->notify_arg, 1);
 			if (!pthread_create(&dp->sync_th, NULL, sync_thread, dp)) {
-				dp->pend = p;
 				memset(t, 0, sizeof(*t));
 				t->dp = dp;
 				u64map_init(&t->rules);
 				u64map_init(&t->si);
 				return 0;
 			}
+			if (dp->notify)
+				dp->notify(dp->notify_arg, -1);
+			dp->pend = NULL;
 			free(p);
 		}
 	}
-	return txn_finish(t, false);
+	return txn_finish(t, true);
 }
 
 /* A change was interrupted: make the inactive generation a copy of the
@@ -2616,34 +2667,51 @@ static int limbo_put(struct txn *t, __u32 base, __u32 idx)
 	return 0;
 }
 
-/* At a flip: everything in limbo becomes free.  The flip waits for a
- * grace period before it returns, and nothing is allocated meanwhile, so
- * no frame can still hold what is released here when it is next used. */
+/* At a flip: everything in limbo becomes free.  The flip's grace period
+ * is over before anything is written again (the next write waits for
+ * it), so no frame can still hold what is released here when it is next
+ * used. */
 static int limbo_release(struct txn *t)
 {
 	struct xtcam_dp *dp = t->dp;
+	__u64 *have;
 	__u32 w;
+	int err;
 
 	if (!t->gen.limbo)
 		return 0;
-	for (w = 0; w < LIMBO(dp); w++) {
-		__u64 *lw = mget(t, XTCAM_MAP_ALLOC, LIMBO(dp) + w), *uw;
+	/* the limbo bitmaps read whole in a few batched lookups (a lookup of
+	 * 16 words at a time costs thousands of syscalls a flip at 1M
+	 * rules); a flip's transaction has not changed them before this */
+	have = malloc(LIMBO(dp) * sizeof(*have));
+	if (!have)
+		return -ENOMEM;
+	err = dp_read_range(dp, XTCAM_MAP_ALLOC,
+			    dp_abs_key(dp, XTCAM_MAP_ALLOC, LIMBO(dp), dp->cfg.gen), LIMBO(dp), have);
+	for (w = 0; !err && w < LIMBO(dp); w++) {
+		__u64 *lw, *uw;
 
-		if (!lw)
-			return -errno;
-		if (!*lw) {
+		if (!have[w])
 			continue;
+		lw = mget(t, XTCAM_MAP_ALLOC, LIMBO(dp) + w);
+		if (!lw) {
+			err = -errno;
+			break;
 		}
 		uw = mget(t, XTCAM_MAP_ALLOC, w);
-		if (!uw)
-			return -errno;
+		if (!uw) {
+			err = -errno;
+			break;
+		}
 		*uw &= ~*lw;
 		*lw = 0;
 		mdirty(t, XTCAM_MAP_ALLOC, w);
 		mdirty(t, XTCAM_MAP_ALLOC, LIMBO(dp) + w);
 	}
-	t->gen.limbo = 0;
-	return 0;
+	free(have);
+	if (!err)
+		t->gen.limbo = 0;
+	return err;
 }
 
 /* The loader's own state of generation gen after a single change: the
@@ -2980,7 +3048,7 @@ static int flip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 		}
 		if (!(i & 8191) && i)
 			xtcam_progress("data path", i, n);
-		re = rget(&t, h);
+		re = rget_as(&t, h, op->cmd == XTCAM_DP_ADD && op->free);
 		if (!re) {
 			e = -errno;
 			break;
@@ -3040,9 +3108,11 @@ int xtcam_dp_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 
 	if (err && errlen)
 		err[0] = 0;
-	/* a pending flip finished first (failed, it left the data path
-	 * marked dirty: txn_begin repairs it) */
-	xtcam_dp_settle(dp);
+	/* a pending flip finished first by a single change (failed, it
+	 * left the data path marked dirty: txn_begin repairs it); a batch
+	 * reads and places first, and waits for it before it writes */
+	if (n == 1 || !dp->defer)
+		xtcam_dp_settle(dp);
 	if (n == 1) {
 		static int flip_only = -1;
 

@@ -34,6 +34,8 @@ struct xtcam_dp {
 	struct txn *pend;               /* a flip's catch-up, not yet done */
 	pthread_t sync_th;              /* its grace period */
 	int sync_err;
+	void (*notify)(void *arg, int delta);  /* xtcam_dp_set_notify */
+	void *notify_arg;
 	struct dp_win {                 /* mapped windows of buckets, tlists */
 		int m;
 		size_t off, len;

@@ -42,7 +42,7 @@ int dp_read(struct xtcam_dp *dp, int m, __u64 key, void *val)
 {
 	size_t usz = dp_usz(dp, m);
 
-	dp->stat_syscalls++;
+	__atomic_fetch_add(&dp->stat_syscalls, 1, __ATOMIC_RELAXED);
 	if (dp->flags & XTCAM_DP_MEMORY) {
 		if (is_hash(m)) {
 			void *v = u64map_get(&dp->memrules, key);
@@ -80,7 +80,7 @@ int dp_read_range(struct xtcam_dp *dp, int m, __u64 first, size_t n, void *vals)
 	if (first + n > dp->max[m])
 		return -ERANGE;
 	if (dp->flags & XTCAM_DP_MEMORY) {
-		dp->stat_syscalls++;
+		__atomic_fetch_add(&dp->stat_syscalls, 1, __ATOMIC_RELAXED);
 		memcpy(vals, (char *)dp->mem[m] + first * usz, n * usz);
 		return 0;
 	}
@@ -94,7 +94,7 @@ int dp_read_range(struct xtcam_dp *dp, int m, __u64 first, size_t n, void *vals)
 		size_t chunk = n - done < 65536 ? n - done : 65536;
 
 		cnt = (__u32)chunk;
-		dp->stat_syscalls++;
+		__atomic_fetch_add(&dp->stat_syscalls, 1, __ATOMIC_RELAXED);
 		if (bpf_map_lookup_batch(dp->fd[m], pos ? &in : NULL, &out, keys,
 					 (char *)vals + done * usz, &cnt, NULL)) {
 			err = -errno;
@@ -134,7 +134,7 @@ int dp_write(struct xtcam_dp *dp, int m, const __u64 *keys, const void *vals,
 	if (!n)
 		return 0;
 	if (dp->flags & XTCAM_DP_MEMORY) {
-		dp->stat_syscalls++;
+		__atomic_fetch_add(&dp->stat_syscalls, 1, __ATOMIC_RELAXED);
 		for (i = 0; i < n; i++) {
 			if (is_hash(m)) {
 				void *v = u64map_get(&dp->memrules, keys[i]);
@@ -171,7 +171,7 @@ int dp_write(struct xtcam_dp *dp, int m, const __u64 *keys, const void *vals,
 		__u32 cnt = (__u32)(n - i);
 		size_t ksz = is_hash(m) ? sizeof(struct xtcam_hkey) : sizeof(__u32);
 
-		dp->stat_syscalls++;
+		__atomic_fetch_add(&dp->stat_syscalls, 1, __ATOMIC_RELAXED);
 		if (bpf_map_update_batch(dp->fd[m], (char *)kbuf + i * ksz,
 					 (const char *)vals + i * usz, &cnt, NULL)) {
 			err = -errno;
@@ -179,7 +179,7 @@ int dp_write(struct xtcam_dp *dp, int m, const __u64 *keys, const void *vals,
 				/* no batch support: one by one */
 				err = 0;
 				for (; i < n; i++) {
-					dp->stat_syscalls++;
+					__atomic_fetch_add(&dp->stat_syscalls, 1, __ATOMIC_RELAXED);
 					if (bpf_map_update_elem(dp->fd[m], (char *)kbuf + i * ksz,
 								(const char *)vals + i * usz, 0)) {
 						err = -errno;
@@ -208,7 +208,7 @@ int dp_del(struct xtcam_dp *dp, int m, const __u64 *keys, size_t n)
 		return -EINVAL;
 	if (dp->flags & XTCAM_DP_MEMORY) {
 		for (i = 0; i < n; i++) {
-			dp->stat_syscalls++;
+			__atomic_fetch_add(&dp->stat_syscalls, 1, __ATOMIC_RELAXED);
 			free(u64map_del(&dp->memrules, keys[i]));
 		}
 		return 0;
@@ -223,7 +223,7 @@ int dp_del(struct xtcam_dp *dp, int m, const __u64 *keys, size_t n)
 	for (i = 0; i < n;) {
 		__u32 cnt = (__u32)(n - i);
 
-		dp->stat_syscalls++;
+		__atomic_fetch_add(&dp->stat_syscalls, 1, __ATOMIC_RELAXED);
 		if (!bpf_map_delete_batch(dp->fd[m], &hk[i], &cnt, NULL))
 			break;
 		err = -errno;
@@ -240,7 +240,7 @@ int dp_del(struct xtcam_dp *dp, int m, const __u64 *keys, size_t n)
 		/* no batch support: one by one */
 		err = 0;
 		for (; i < n; i++) {
-			dp->stat_syscalls++;
+			__atomic_fetch_add(&dp->stat_syscalls, 1, __ATOMIC_RELAXED);
 			if (bpf_map_delete_elem(dp->fd[m], &hk[i]) && errno != ENOENT) {
 				err = -errno;
 				break;
@@ -294,7 +294,7 @@ int dp_dump_rules(struct xtcam_dp *dp, __u64 **keys_out,
 
 		/* get_next_key walk: simple and works on every kernel */
 		for (;;) {
-			dp->stat_syscalls++;
+			__atomic_fetch_add(&dp->stat_syscalls, 1, __ATOMIC_RELAXED);
 			if (bpf_map_get_next_key(dp->fd[XTCAM_MAP_RULES], cur, &next)) {
 				if (errno == ENOENT)
 					break;
@@ -318,7 +318,7 @@ int dp_dump_rules(struct xtcam_dp *dp, __u64 **keys_out,
 					goto fail;
 				}
 			}
-			dp->stat_syscalls++;
+			__atomic_fetch_add(&dp->stat_syscalls, 1, __ATOMIC_RELAXED);
 			if (bpf_map_lookup_elem(dp->fd[XTCAM_MAP_RULES], &hk, &vals[n]))
 				continue;   /* deleted meanwhile */
 			keys[n] = ((__u64)hk.gen << 32) | hk.handle;

@@ -29,6 +29,10 @@ struct xtcam_ctx {
 	struct list_head hw_idents;     /* its cb_idents */
 	struct list_head srcs;          /* the blocks' rule sources (ctx.c) */
 	unsigned int flags;
+	/* a change leaves its data paths' catch-ups under way (not settled
+	 * before it returns): the caller holds the lock until they are
+	 * done (ctl.c) */
+	bool linger;
 	/* the bind or unbind in progress */
 	struct {
 		const char *netns;      /* of the device */
@@ -83,6 +87,9 @@ int xtcam_rule_ops_apply(struct xtcam_ctx *c, const char *block, const struct xt
  * error returned. */
 void xtcam_xdp_defer(struct xtcam_ctx *ctx, bool defer);
 int xtcam_xdp_settle(struct xtcam_ctx *ctx);
+/* xtcam_dp_set_notify on each of them (each made since the context was
+ * opened: none of their catch-ups under way). */
+void xtcam_xdp_notify(struct xtcam_ctx *ctx, void (*fn)(void *arg, int delta), void *arg);
 
 /* What a show reads of a block besides the registry (rview.c). */
 struct xtcam_rview {

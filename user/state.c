@@ -812,6 +812,19 @@ int xtcam_state_lock(struct xtcam_state *st, char *err, size_t errlen)
 	return 0;
 }
 
+bool xtcam_state_lock_wanted(struct xtcam_state *st)
+{
+	if (st->lock_fd < 0 || turnstile(st->lock_fd, F_WRLCK))
+		return true;
+	turnstile(st->lock_fd, F_UNLCK);
+	return false;
+}
+
+void xtcam_state_relock(struct xtcam_state *st)
+{
+	st->gen_bumped = false;
+}
+
 /* The first entry of the folder that is not a registry pin (nor the marker
  * of an unfinished restore), into buf;
  * 0 when there is none (or no folder). */

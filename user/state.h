@@ -76,6 +76,12 @@ void xtcam_state_unlock(struct xtcam_state *st);
 /* Take the lock again after xtcam_state_unlock(), waiting as
  * xtcam_state_open does; 0 when it is held already. */
 int xtcam_state_lock(struct xtcam_state *st, char *err, size_t errlen);
+/* Whether another process waits for the lock this one holds (it holds
+ * the turnstile). */
+bool xtcam_state_lock_wanted(struct xtcam_state *st);
+/* The lock kept for another commit, as if let go and taken again: that
+ * commit bumps the generation too. */
+void xtcam_state_relock(struct xtcam_state *st);
 /*
  * The registry's generation: a counter in the registry (pin "generation")
  * that every holder of the lock bumps before its first write to the

@@ -71,4 +71,8 @@ void xtcam_crash_point(const char *name)
 	at = getenv("XTCAM_STOP_AT");
 	if (at && !strcmp(at, name))
 		raise(SIGSTOP);
+	/* the calling thread only, the others go on */
+	at = getenv("XTCAM_PAUSE_AT");
+	if (at && !strcmp(at, name))
+		nanosleep(&(struct timespec){ 0, 300 * 1000000L }, NULL);
 }

@@ -26,8 +26,12 @@ void xtcam_trace_mark(const char *phase);
  * (the active generation written, the data path's own state not yet);
  * and dying: a block del past its commit (the record marked), its rules
  * not yet removed.
+ * and catch-up: a flip's grace period over, its old generation not yet
+ * brought up to date (in a thread of its own for a library's batch).
  * XTCAM_STOP_AT=NAME: the process stops itself there (SIGSTOP), holding
- * the lock, until it gets SIGCONT: for the tests of readers. */
+ * the lock, until it gets SIGCONT: for the tests of readers.
+ * XTCAM_PAUSE_AT=NAME: the thread that gets there sleeps 300 ms, the
+ * others go on: for the tests of what a library context does meanwhile. */
 void xtcam_crash_point(const char *name);
 
 #endif

@@ -70,6 +70,9 @@ struct xtcam_rules_offload {
 	size_t n;
 	char *errmsg;
 	size_t errmsg_len;
+	/* the core found each ADD's handle free in the block: a backend
+	 * whose copy matches the block's need not look it up */
+	bool adds_free;
 };
 
 /* Write the reason for a failure into o->errmsg. */

@@ -113,6 +113,8 @@ struct xtcam_dp_op {
 	struct xtcam_action act;        /* ADD, REPLACE: resolved action */
 	bool fresh_counters;            /* REPLACE: the rule changed, its
 					 * counters start at zero */
+	bool free;                      /* ADD: the caller knows the handle
+					 * is not in use (not looked up) */
 };
 
 /* Apply a batch, all or nothing.  -EEXIST: ADD of a handle in use;
@@ -123,14 +125,19 @@ int xtcam_dp_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 
 /* A batch through a flip commits at the flip; then, after a grace period,
  * the other generation is brought up to date.  With defer set, an apply
- * returns at the flip, the grace period under way in a thread, and the
- * rest is done by xtcam_dp_settle (or by the next call on the data path
- * that needs it): the caller's own work (its registry's commit) overlaps
- * the grace period.  Settling returns what finishing returned: an error
- * there leaves the change made and the other generation to be repaired
- * by the next change. */
+ * returns at the flip, the grace period and the catch-up under way in a
+ * thread, which xtcam_dp_settle joins (as does the next call on the data
+ * path that needs it; the next batch reads and places its changes first
+ * and joins before it writes): the caller's own work (its registry's
+ * commit, its next batch) overlaps them.  The data path is dirty until
+ * the catch-up is done: the lock must be held until then.  Settling
+ * returns what finishing returned: an error there leaves the change made
+ * and the other generation to be repaired by the next change. */
 void xtcam_dp_set_defer(struct xtcam_dp *dp, bool defer);
 int xtcam_dp_settle(struct xtcam_dp *dp);
+/* fn(arg, 1) when a deferred catch-up starts (in the caller's thread),
+ * fn(arg, -1) from its thread once it is done (or failed). */
+void xtcam_dp_set_notify(struct xtcam_dp *dp, void (*fn)(void *arg, int delta), void *arg);
 int xtcam_dp_set_default(struct xtcam_dp *dp, const struct xtcam_action *a);
 
 struct xtcam_dp_info {

@@ -374,6 +374,163 @@ Test(cli_api, waiting_cli_goes_before_the_next_commit)
 	free(o);
 }
 
+/* A batch of n adds (handles first.., sources 10.1.x.y) to block bl,
+ * committed: the child's exit status on failure. */
+static void batch_adds(struct xtcam_ctl *c, __u32 first, int n)
+{
+	struct xtcam_ctl_batch *b = xtcam_ctl_batch_begin(c, "bl");
+	char text[96];
+	int i;
+
+	for (i = 0; b && i < n; i++) {
+		snprintf(text, sizeof(text), "prio 3 handle %u src_ip 10.1.%d.%d action drop",
+			 first + (__u32)i, i / 250, 1 + i % 250);
+		if (xtcam_ctl_batch_add(b, text, NULL))
+			_exit(4);
+	}
+	if (!b || xtcam_ctl_batch_commit(b))
+		_exit(5);
+	xtcam_ctl_batch_free(b);
+}
+
+/*
+ * A batch's commit returns at its flip, its data path's grace period and
+ * catch-up still under way, and the lock with them: a controller that
+ * makes no further call lets go of it once they are done (a CLI command
+ * that waits for it gets it), and its rules are in the data path.
+ */
+Test(cli_api, batch_lets_go_of_the_lock_after_it)
+{
+	char err[XTCAM_CTL_ERR_MAX];
+	struct t_pair p;
+	int go[2], done[2], st;
+	pid_t ctl;
+	char x;
+
+	cr_assert_eq(t_pair_make(&p, "l"), 0);
+	XT_OK("block add bl capacity 8192 default pass");
+	XT_OK("bind bl dev %s netns %s mode generic", p.a, p.ns_a);
+	cr_assert_eq(pipe(go), 0);
+	cr_assert_eq(pipe(done), 0);
+	ctl = fork();
+	cr_assert_geq(ctl, 0);
+	if (!ctl) {
+		struct xtcam_ctl *c;
+
+		close(go[0]);
+		close(done[1]);
+		/* (the catch-up still under way when the commit returns) */
+		setenv("XTCAM_PAUSE_AT", "catch-up", 1);
+		if (xtcam_ctl_open(&c, inst, err, sizeof(err)))
+			_exit(10);
+		batch_adds(c, 1001, 1000);
+		/* committed; no further call until told */
+		if (write(go[1], "1", 1) != 1 || read(done[0], &x, 1) != 1)
+			_exit(11);
+		xtcam_ctl_close(c);
+		_exit(0);
+	}
+	close(go[1]);
+	close(done[0]);
+	cr_assert_eq(read(go[0], &x, 1), 1, "the controller's batch committed");
+	XT_OK("-w 5 rule add bl prio 4 handle 5000 src_ip 192.0.2.200 action drop");
+	cr_assert_eq(through_from(&p, "10.1.3.101", 0x5b01), 0, "the batch's rule 10.1.3.101 drops");
+	cr_assert_eq(through_from(&p, "10.1.9.9", 0x5b02), 3, "10.1.9.9 is in no rule");
+	cr_assert_eq(write(done[1], "1", 1), 1);
+	cr_assert_eq(waitpid(ctl, &st, 0), ctl);
+	cr_assert(WIFEXITED(st) && !WEXITSTATUS(st), "the controller: status %#x", st);
+	cr_assert_eq(through_from(&p, "192.0.2.200", 0x5b03), 0, "the CLI's rule drops");
+	close(go[0]);
+	close(done[1]);
+	t_pair_free(&p);
+}
+
+/*
+ * The same for batches on a bound block: a CLI command waiting for the
+ * lock while the controller is in a batch's commit (stopped there) gets it
+ * before the controller's next batch, although that batch asks while the
+ * first one's catch-up still holds the lock for it.  Both add handle 100:
+ * whoever comes second finds it in use.
+ */
+Test(cli_api, waiting_cli_goes_before_the_next_batch)
+{
+	char err[XTCAM_CTL_ERR_MAX], *o = NULL;
+	struct t_pair p;
+	pid_t ctl, cli;
+	int st, i;
+
+	cr_assert_eq(t_pair_make(&p, "w"), 0);
+	XT_OK("block add bl capacity 8192 default pass");
+	XT_OK("bind bl dev %s netns %s mode generic", p.a, p.ns_a);
+	ctl = fork();
+	cr_assert_geq(ctl, 0);
+	if (!ctl) {
+		struct xtcam_ctl *c;
+		struct xtcam_ctl_batch *b;
+		int e;
+
+		/* (the catch-up still under way when the next batch asks) */
+		setenv("XTCAM_PAUSE_AT", "catch-up", 1);
+		if (xtcam_ctl_open(&c, inst, err, sizeof(err)))
+			_exit(10);
+		setenv("XTCAM_STOP_AT", "commit", 1);
+		batch_adds(c, 1001, 1000);
+		unsetenv("XTCAM_STOP_AT");
+		b = xtcam_ctl_batch_begin(c, "bl");
+		if (!b || xtcam_ctl_batch_add(b, "prio 3 handle 100 src_ip 192.0.2.100 action drop",
+					      NULL) ||
+		    xtcam_ctl_batch_add(b, "prio 3 handle 101 src_ip 192.0.2.101 action drop", NULL))
+			_exit(11);
+		e = xtcam_ctl_batch_commit(b);
+		xtcam_ctl_batch_free(b);
+		xtcam_ctl_close(c);
+		_exit(e == -EEXIST ? 0 : e ? 12 : 13);
+	}
+	cr_assert_eq(waitpid(ctl, &st, WUNTRACED), ctl);
+	cr_assert(WIFSTOPPED(st), "the controller stops in its first commit (status %#x)", st);
+	cli = fork();
+	cr_assert_geq(cli, 0);
+	if (!cli) {
+		int e = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (e >= 0) {
+			dup2(e, 1);
+			dup2(e, 2);
+		}
+		execl(getenv("XTCAM_BIN"), "xtcam", "-w", "20", "rule", "add", "bl", "prio", "4",
+		      "handle", "100", "src_ip", "192.0.2.200", "action", "pass", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 100; i++) {
+		free(o);
+		o = NULL;
+		t_sh(&o, "cat %s", errf);
+		if (o && strstr(o, "waiting for the lock"))
+			break;
+		usleep(50000);
+	}
+	cr_assert(o && strstr(o, "waiting for the lock"), "the CLI waits: %s", o);
+	free(o);
+	o = NULL;
+	kill(ctl, SIGCONT);
+	cr_assert_eq(waitpid(cli, &st, 0), cli);
+	t_sh(&o, "cat %s", errf);
+	cr_assert(WIFEXITED(st) && !WEXITSTATUS(st),
+		  "the waiting CLI had the lock before the controller's next batch: %s", o);
+	free(o);
+	cr_assert_eq(waitpid(ctl, &st, 0), ctl);
+	cr_assert(WIFEXITED(st) && !WEXITSTATUS(st),
+		  "the controller's next batch came after the CLI's (handle 100 in use): "
+		  "status %#x", st);
+	o = NULL;
+	t_xtcam(&o, "rule show bl handle 100");
+	cr_assert(o && strstr(o, "192.0.2.200"), "handle 100 is the CLI's rule: %s", o);
+	free(o);
+	cr_assert_eq(through_from(&p, "192.0.2.100", 0x5c01), 3, "the CLI's rule 100 passes");
+	cr_assert_eq(through_from(&p, "10.1.0.1", 0x5c02), 0, "the first batch's rules drop");
+	t_pair_free(&p);
+}
+
 /* Batches of 1000 changes killed at random moments (and at each crash
  * point): the block has the rules before the batch or after it, never a
  * part; the next command repairs what the kill left. */
@@ -475,6 +632,80 @@ Test(cli_api, killed_batch_is_all_or_nothing)
 	free(cur);
 	cr_log_info("killed batches: %d left the rules before, %d those after", old, new);
 	cr_assert_geq(old, 3, "stage, deliver and flip stop a batch before its commit");
+}
+
+/* The same on a bound block, whose data path a batch flips and then
+ * brings up to date in a thread of its own, while the registry commits
+ * and after the commit returned (`catch-up`: killed there, before or
+ * after the registry's commit): the rules and the frames' verdicts are
+ * those before the batch or after it. */
+Test(cli_api, killed_bound_batch_is_all_or_nothing)
+{
+	static const char *const points[] = { "deliver", "commit", "catch-up" };
+	const int n = 1000, rounds = 9;
+	struct t_pair p;
+	struct timespec t0, t1;
+	long full_us = 0;
+	int round, st, last = 0;
+	char *cur;
+
+	cr_assert_eq(t_pair_make(&p, "k"), 0);
+	XT_OK("block add bl capacity 8192 default pass");
+	XT_OK("bind bl dev %s netns %s mode generic", p.a, p.ns_a);
+	srand((unsigned)getpid());
+	cur = handles("bl");
+	for (round = 1; round <= rounds; round++) {
+		/* rounds 1-3 die at a crash point; 4 runs to its end (and
+		 * times it); the others are killed after a random part of it */
+		const char *crash = round <= 3 ? points[round - 1] : NULL;
+		char *after = round_set(round, n), *got, src[32];
+		pid_t pid;
+		int now;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		pid = fork();
+		cr_assert_geq(pid, 0);
+		if (!pid)
+			batch_child(round, n, crash, cur);
+		if (!crash && round > 4) {
+			struct timespec d = { 0, (rand() % (full_us + 1)) * 1000L };
+
+			nanosleep(&d, NULL);
+			kill(pid, SIGKILL);
+		}
+		waitpid(pid, &st, 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (round == 4)
+			full_us = (t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000;
+		/* a writer repairs what the kill left, the data path too (a
+		 * reader reads the registry's last commit, and leaves the
+		 * rest to the next writer): this one changes nothing else */
+		t_xtcam(NULL, "rule del bl handle 999999");
+		got = handles("bl");
+		cr_assert(!strcmp(got, cur) || !strcmp(got, after),
+			  "round %d (%s): the block holds neither the rules before the batch "
+			  "nor those after it:\n%s", round, crash ? crash : "kill -9", got);
+		if (crash && !strcmp(crash, "commit"))
+			cr_assert_str_eq(got, after, "round %d: killed at %s, after the commit",
+					 round, crash);
+		now = strcmp(got, after) ? last : round;
+		/* a rule of the rules there drops its frames; one of the
+		 * round before or after, not there, does not */
+		if (now) {
+			snprintf(src, sizeof(src), "10.%d.3.7", 1 + now % 200);
+			cr_assert_eq(through_from(&p, src, 0x5d00 + (uint32_t)round), 0,
+				     "round %d: %s of the rules there drops", round, src);
+		}
+		snprintf(src, sizeof(src), "10.%d.3.7", 1 + (now == round ? last : round) % 200);
+		cr_assert_eq(through_from(&p, src, 0x5e00 + (uint32_t)round), 3,
+			     "round %d: %s of the rules not there passes", round, src);
+		last = now;
+		free(cur);
+		free(after);
+		cur = got;
+	}
+	free(cur);
+	t_pair_free(&p);
 }
 
 /* The batch limit: one change past it is refused with the reason, and the

@@ -567,6 +567,50 @@ Test(dp_mem, freed_slots_wait_for_a_sync)
 	xtcam_dp_free(dp);
 }
 
+/* A flip after single changes frees their limbo: its cost does not grow
+ * with the block's capacity (the limbo bitmaps are read in one batched
+ * read, not a lookup of a few words each: at capacity 65536 that was
+ * hundreds of reads for a flip of two rules). */
+Test(dp_mem, limbo_release_reads_little)
+{
+	struct xtcam_block_spec spec = { .capacity = 65536 };
+	struct xtcam_rule r[3];
+	struct xtcam_dp_op op[2];
+	struct xtcam_dp_timing t0, t1;
+	struct xtcam_dp *dp;
+	char err[256];
+
+	cr_assert_eq(xtcam_dp_create(&spec, XTCAM_DP_MEMORY, &dp), 0);
+	t_rule(&r[0], 10, 1);
+	t_match_ip4(&r[0], false, 0x0a000001, 32);
+	r[0].action.type = XTCAM_ACT_DROP;
+	op[0] = op_of(XTCAM_DP_ADD, &r[0], 0);
+	cr_assert_eq(xtcam_dp_apply(dp, op, 1, err, sizeof(err)), 0, "%s", err);
+	/* a replace in place: the old slot goes to limbo */
+	r[0].action.type = XTCAM_ACT_PASS;
+	op[0] = op_of(XTCAM_DP_REPLACE, &r[0], 0);
+	cr_assert_eq(xtcam_dp_apply(dp, op, 1, err, sizeof(err)), 0, "%s", err);
+	xtcam_dp_timing(dp, &t0);
+	cr_assert_eq(t0.inplace, 1);
+	/* a batch of two: a flip, which releases the limbo */
+	t_rule(&r[1], 10, 2);
+	t_match_ip4(&r[1], false, 0x0a000002, 32);
+	r[1].action.type = XTCAM_ACT_DROP;
+	t_rule(&r[2], 10, 3);
+	t_match_ip4(&r[2], false, 0x0a000003, 32);
+	r[2].action.type = XTCAM_ACT_DROP;
+	op[0] = op_of(XTCAM_DP_ADD, &r[1], 0);
+	op[1] = op_of(XTCAM_DP_ADD, &r[2], 0);
+	cr_assert_eq(xtcam_dp_apply(dp, op, 2, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), 0, "%s", err);
+	xtcam_dp_timing(dp, &t1);
+	cr_log_info("a flip of 2 rules after a change in place: %lu reads and writes",
+		    t1.syscalls - t0.syscalls);
+	cr_assert_lt(t1.syscalls - t0.syscalls, 100,
+		     "a flip of 2 rules: %lu reads and writes", t1.syscalls - t0.syscalls);
+	xtcam_dp_free(dp);
+}
+
 /*
  * A reader thread classifies a fixed set of keys in a loop while the
  * writer makes single changes in place (memory mode: the same code and

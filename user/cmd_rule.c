@@ -191,6 +191,106 @@ static int side_join(struct side *s)
 	return s->e;
 }
 
+/*
+ * A lingering change (ctx->linger: the library's batches) returns at the
+ * registry's flip, its commit point: the registry's copy into its other
+ * generation runs in a thread, beside the caller's next change reading
+ * and placing, and is joined before that change reads its block's record
+ * (which the copy writes last) or writes anything.  The thread holds the
+ * lock as the data paths' catch-ups do (ctx->notify).  A kill meanwhile
+ * leaves the record marked, as a kill during a copy in line does: the
+ * next command copies the active generation into the other.
+ */
+struct rcopy {
+	pthread_t th;
+	struct xtcam_ctx *c;
+	struct xtcam_block_rec rec;
+	struct xtcam_rule_op *ops;
+	struct xtcam_rule *rules;       /* the ops' rules and olds, 2 an op */
+	size_t n;
+	int e;
+};
+
+static void rcopy_free(struct rcopy *rc)
+{
+	free(rc->ops);
+	free(rc->rules);
+	free(rc);
+}
+
+static void *rcopy_run(void *arg)
+{
+	struct rcopy *rc = arg;
+
+	xtcam_progress_quiet = true;
+	rc->e = xtcam_state_rules_copy(rc->c->st, &rc->rec, rc->ops, rc->n);
+	rc->c->notify(rc->c->notify_arg, -1);
+	return NULL;
+}
+
+/* The copy of a flipped change in a thread; false: not started (the
+ * caller copies). */
+static bool rcopy_start(struct xtcam_ctx *c, const struct xtcam_block_rec *rec,
+			const struct xtcam_rule_op *ops, size_t n)
+{
+	struct rcopy *rc = calloc(1, sizeof(*rc));
+	size_t i;
+
+	if (!rc)
+		return false;
+	rc->ops = calloc(n + 1, sizeof(*rc->ops));
+	rc->rules = calloc(2 * n + 1, sizeof(*rc->rules));
+	if (!rc->ops || !rc->rules) {
+		rcopy_free(rc);
+		return false;
+	}
+	for (i = 0; i < n; i++) {
+		rc->ops[i] = ops[i];
+		if (ops[i].rule) {
+			rc->rules[2 * i] = *xtcam_rule_view(ops[i].rule, &rc->rules[2 * i]);
+			rc->ops[i].rule = &rc->rules[2 * i];
+		}
+		if (ops[i].old) {
+			rc->rules[2 * i + 1] = *ops[i].old;
+			rc->ops[i].old = &rc->rules[2 * i + 1];
+		}
+	}
+	rc->c = c;
+	rc->rec = *rec;
+	rc->n = n;
+	c->notify(c->notify_arg, 1);
+	if (pthread_create(&rc->th, NULL, rcopy_run, rc)) {
+		c->notify(c->notify_arg, -1);
+		rcopy_free(rc);
+		return false;
+	}
+	c->rcopy = rc;
+	return true;
+}
+
+/* its error, and which block it copied into *name */
+static int rcopy_join(struct xtcam_ctx *c, char *name, size_t len)
+{
+	struct rcopy *rc = c ? c->rcopy : NULL;
+	int e;
+
+	if (!rc)
+		return 0;
+	pthread_join(rc->th, NULL);
+	e = rc->e;
+	if (name)
+		snprintf(name, len, "%s", rc->rec.name);
+	c->rcopy = NULL;
+	rcopy_free(rc);
+	xtcam_trace("registry copy joined");
+	return e;
+}
+
+int xtcam_rules_join(struct xtcam_ctx *c)
+{
+	return rcopy_join(c, NULL, 0);
+}
+
 static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
 		      size_t n, bool known, char *err, size_t errlen)
 {
@@ -202,8 +302,22 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	char msg[XTCAM_ERRMSG_MAX] = "";
 	bool two;
 	int e1, e2;
-	int e = xtcam_block_rec(c, block, &rec, err, errlen);
+	char last[sizeof(rec.name)] = "";
+	int e = rcopy_join(c, last, sizeof(last));
 
+	if (e && !xtcam_state_block_get(c->st, last, &rec) && rec.dirty == 1) {
+		/* the last change's copy failed (it is committed): its other
+		 * generation made a copy of the active one again, as the next
+		 * command would after a kill */
+		e = xtcam_state_rules_recover(c->st, &rec);
+		if (e) {
+			xtcam_set_err(err, errlen, "block %s: registry: the last change's copy: %s",
+				      last, e == -ETIMEDOUT && c->st->why[0] ? c->st->why :
+				      strerror(-e));
+			return e;
+		}
+	}
+	e = xtcam_block_rec(c, block, &rec, err, errlen);
 	if (e)
 		return e;
 	if (!b)
@@ -271,8 +385,13 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	rec.nentries = (__u32)entries;
 	sside = (struct side){ .c = c };
 	two = !e && n > DEFER_MAX && side_start(&sside, side_settle);
-	if (!e)
+	if (!e && !two && c->linger && c->notify) {
+		e = xtcam_state_rules_flip(c->st, &rec, ops, n);
+		if (!e && !rcopy_start(c, &rec, ops, n))
+			e = xtcam_state_rules_copy(c->st, &rec, ops, n);
+	} else if (!e) {
 		e = xtcam_state_rules_commit(c->st, &rec, ops, n);
+	}
 	xtcam_trace("commit");
 	e1 = two ? side_join(&sside) : c->linger ? 0 : xtcam_xdp_settle(c);
 	xtcam_trace("settle");

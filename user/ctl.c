@@ -32,8 +32,9 @@ struct xtcam_ctl {
 	bool gen_known;         /* false: no registry to read it from */
 	char err[XTCAM_CTL_ERR_MAX];
 	/* A batch's commit returns at its registry's commit, its data
-	 * paths' grace periods and catch-ups still under way in threads
-	 * (busy of them); the data paths are dirty until they are done, so
+	 * paths' grace periods and catch-ups and its registry's copy into
+	 * the other generation still under way in threads (busy of them);
+	 * the data paths and the registry are dirty until they are done, so
 	 * the lock is let go by the last of them (handed), unless the next
 	 * call takes it back first: a call that finds nobody waiting for
 	 * the lock keeps it and goes on (the next batch reads and places
@@ -137,6 +138,8 @@ static int ctl_lock(struct xtcam_ctl *c)
 	/* what the open itself wrote (a repair) is in the view */
 	c->gen_known = !xtcam_state_gen(c->ctx->st, &c->gen);
 	xtcam_xdp_notify(c->ctx, ctl_notify, c);
+	c->ctx->notify = ctl_notify;
+	c->ctx->notify_arg = c;
 	return 0;
 }
 

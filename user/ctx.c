@@ -271,6 +271,7 @@ void xtcam_close(struct xtcam_ctx *c)
 {
 	if (!c)
 		return;
+	xtcam_rules_join(c);
 	if (keep.on && c == keep.open && !(c->flags & XTCAM_OPEN_READ)) {
 		keep_drop();
 		keep.gen_ok = !xtcam_state_gen(c->st, &keep.gen);

@@ -33,6 +33,13 @@ struct xtcam_ctx {
 	 * before it returns): the caller holds the lock until they are
 	 * done (ctl.c) */
 	bool linger;
+	/* a lingering change's registry copy under way in a thread (cmd_rule.c),
+	 * joined before the next change reads its block's record and at close;
+	 * told to notify (+1 at its start, -1 at its end) as the data paths'
+	 * catch-ups are (ctl.c) */
+	struct rcopy *rcopy;
+	void (*notify)(void *arg, int delta);
+	void *notify_arg;
 	/* the bind or unbind in progress */
 	struct {
 		const char *netns;      /* of the device */
@@ -87,6 +94,8 @@ int xtcam_rule_ops_apply(struct xtcam_ctx *c, const char *block, const struct xt
  * error returned. */
 void xtcam_xdp_defer(struct xtcam_ctx *ctx, bool defer);
 int xtcam_xdp_settle(struct xtcam_ctx *ctx);
+/* join a lingering change's registry copy: its error, or 0 */
+int xtcam_rules_join(struct xtcam_ctx *ctx);
 /* xtcam_dp_set_notify on each of them (each made since the context was
  * opened: none of their catch-ups under way). */
 void xtcam_xdp_notify(struct xtcam_ctx *ctx, void (*fn)(void *arg, int delta), void *arg);

@@ -2081,6 +2081,14 @@ int xtcam_state_rules_write(struct xtcam_state *st, const struct xtcam_block_rec
 int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,
 			     const struct xtcam_rule_op *ops, size_t n)
 {
+	int e = xtcam_state_rules_flip(st, b, ops, n);
+
+	return e ? e : xtcam_state_rules_copy(st, b, ops, n);
+}
+
+int xtcam_state_rules_flip(struct xtcam_state *st, struct xtcam_block_rec *b,
+			   const struct xtcam_rule_op *ops, size_t n)
+{
 	size_t i;
 	int e;
 
@@ -2098,8 +2106,27 @@ int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,
 	b->seq++;
 	e = xtcam_state_block_put(st, b);       /* the commit point */
 	xtcam_crash_point("flip");
-	if (e)
-		return e;
+	return e;
+}
+
+/* The record put after the flip, which bumped the generation for this
+ * holder of the lock: not again (the copy may run in a thread while its
+ * caller takes the lock back, xtcam_state_relock, and a bump then would
+ * make the caller's next look at the generation take its own copy for
+ * another writer's change). */
+static int rec_put(struct xtcam_state *st, const struct xtcam_block_rec *rec)
+{
+	struct xtcam_block_key k;
+
+	block_key(rec->name, &k);
+	return bpf_map_update_elem(st->fd_blocks, &k, rec, 0) ? -errno : 0;
+}
+
+int xtcam_state_rules_copy(struct xtcam_state *st, struct xtcam_block_rec *b,
+			   const struct xtcam_rule_op *ops, size_t n)
+{
+	int e;
+
 	/* the old generation, brought up to date once those who read it
 	 * before the commit are done: a reader that outlasts the wait leaves
 	 * the copy to the next writer (the change is committed) */
@@ -2108,7 +2135,7 @@ int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,
 		fprintf(stderr, "xtcam: %s: the change is committed; its copy is left to the "
 			"next change\n", st->why);
 		b->dirty = XTCAM_BLOCK_BEHIND;
-		return xtcam_state_block_put(st, b);
+		return rec_put(st, b);
 	}
 	if (e)
 		return e;
@@ -2120,7 +2147,7 @@ int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,
 	gen_release(st, b->id, !b->rgen);
 	if (!e) {
 		b->dirty = 0;
-		e = xtcam_state_block_put(st, b);
+		e = rec_put(st, b);
 	}
 	return e;
 }

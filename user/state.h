@@ -172,6 +172,15 @@ int xtcam_state_rules_write(struct xtcam_state *st, const struct xtcam_block_rec
 			    const struct xtcam_rule_op *ops, size_t n);
 int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,
 			     const struct xtcam_rule_op *ops, size_t n);
+/* xtcam_state_rules_commit in two: the flip (the commit point), then the
+ * copy into the other generation, which touches nothing but that
+ * generation and, last, the block's record (clean, or behind), and so may
+ * run in a thread beside work that reads the active generation and writes
+ * nothing of st until it is joined */
+int xtcam_state_rules_flip(struct xtcam_state *st, struct xtcam_block_rec *b,
+			   const struct xtcam_rule_op *ops, size_t n);
+int xtcam_state_rules_copy(struct xtcam_state *st, struct xtcam_block_rec *b,
+			   const struct xtcam_rule_op *ops, size_t n);
 int xtcam_state_rules_abort(struct xtcam_state *st, struct xtcam_block_rec *b,
 			    const struct xtcam_rule_op *ops, size_t n);
 /* after a crash: inactive generation := active, dirty cleared */

@@ -658,9 +658,20 @@ static void *rt_reader(void *arg)
 			}
 			pos[k] = j;
 		}
-		t->rounds++;
+		__atomic_add_fetch(&t->rounds, 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
+}
+
+/* until the reader has made n rounds (or found a wrong verdict), at most a
+ * minute */
+static void rt_wait_rounds(struct rt *t, unsigned long n)
+{
+	int i;
+
+	for (i = 0; i < 60000 && !__atomic_load_n(&t->bad, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&t->rounds, __ATOMIC_ACQUIRE) < n; i++)
+		usleep(1000);
 }
 
 static void rt_rule(struct xtcam_rule *r, uint32_t prio, uint32_t h, uint32_t dst, uint16_t port,
@@ -716,6 +727,10 @@ Test(dp_mem, reader_thread_sees_verdicts_only_move_forward, .timeout = 300)
 		}
 		cr_assert_eq(xtcam_dp_apply(t.dp, ops, RT_KEYS, err, sizeof(err)), 0, "%s", err);
 		cr_assert_eq(pthread_create(&th, NULL, rt_reader, &t), 0);
+		/* the reader under way before the first change, and a few of its
+		 * rounds after the last: waited for, not timed (a busy machine
+		 * may run it late) */
+		rt_wait_rounds(&t, 1);
 		for (k = 0; k < RT_KEYS && !__atomic_load_n(&t.bad, __ATOMIC_ACQUIRE); k++) {
 			uint32_t dst = k < RT_SPARSE ? 0x0a010000u + (uint32_t)k * 7919u : 0x0a090909u;
 			uint16_t port = k < RT_SPARSE ? 0 : (uint16_t)(1000 + k);
@@ -738,7 +753,7 @@ Test(dp_mem, reader_thread_sees_verdicts_only_move_forward, .timeout = 300)
 			}
 			usleep(200);
 		}
-		usleep(2000);
+		rt_wait_rounds(&t, __atomic_load_n(&t.rounds, __ATOMIC_ACQUIRE) + 10);
 		__atomic_store_n(&t.done, 1, __ATOMIC_RELEASE);
 		cr_assert_eq(pthread_join(th, NULL), 0);
 		cr_assert_eq(t.bad, 0, "round %d: %s", round, t.msg);

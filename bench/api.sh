@@ -42,6 +42,7 @@ cleanup() {
 	ip netns del $NS 2>/dev/null || true
 	[ -d "/sys/fs/bpf/$XTCAM_INSTANCE" ] && rm -rf "/sys/fs/bpf/$XTCAM_INSTANCE"
 	rm -rf "$work"
+	rm -f "/run/$XTCAM_INSTANCE.lock"
 }
 trap cleanup EXIT
 trap 'exit 130' INT HUP

@@ -49,6 +49,7 @@ cleanup() {
 		rm -rf "/sys/fs/bpf/$XTCAM_INSTANCE"
 	fi
 	rm -rf "$work"
+	rm -f "/run/$XTCAM_INSTANCE.lock"
 }
 trap cleanup EXIT
 trap 'exit 130' INT HUP

@@ -3170,24 +3170,34 @@ int xtcam_dp_set_default(struct xtcam_dp *dp, const struct xtcam_action *a)
 
 /* --- reading back ---------------------------------------------------------- */
 
-static int sum_counter(struct xtcam_dp *dp, int m, __u32 idx, struct xtcam_counter *c)
+void xtcam_dp_percpu_sum(const struct xtcam_dp *dp, const char *val, struct xtcam_counter *c)
 {
-	size_t usz = dp_usz(dp, m), step = (sizeof(*c) + 7) & ~7ul;
-	char *buf = malloc(usz);
-	int i, err;
+	size_t step = (sizeof(*c) + 7) & ~7ul;
+	int i;
 
-	if (!buf)
-		return -ENOMEM;
-	err = dp_read(dp, m, idx, buf);
 	memset(c, 0, sizeof(*c));
-	for (i = 0; !err && i < dp->ncpus; i++) {
-		const struct xtcam_counter *p = (const void *)(buf + i * step);
+	for (i = 0; i < dp->ncpus; i++) {
+		const struct xtcam_counter *p = (const void *)(val + (size_t)i * step);
 
 		c->packets += p->packets;
 		c->bytes += p->bytes;
 		if (p->last_hit > c->last_hit)
 			c->last_hit = p->last_hit;
 	}
+}
+
+static int sum_counter(struct xtcam_dp *dp, int m, __u32 idx, struct xtcam_counter *c)
+{
+	char *buf = malloc(dp_usz(dp, m));
+	int err;
+
+	if (!buf)
+		return -ENOMEM;
+	err = dp_read(dp, m, idx, buf);
+	if (!err)
+		xtcam_dp_percpu_sum(dp, buf, c);
+	else
+		memset(c, 0, sizeof(*c));
 	free(buf);
 	return err;
 }

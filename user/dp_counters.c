@@ -45,6 +45,23 @@ struct xtcam_dp_counters {
 	struct xtcam_dp dp;
 };
 
+/* t's entries one longer (doubled when full): 0 or -ENOMEM */
+static int cnt_push(struct xtcam_dp_counters *t, size_t *cap, __u32 handle,
+		    const struct xtcam_counter *c)
+{
+	if (t->n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 256;
+		struct dp_cnt_ent *ne = realloc(t->e, nc * sizeof(*ne));
+
+		if (!ne)
+			return -ENOMEM;
+		t->e = ne;
+		*cap = nc;
+	}
+	t->e[t->n++] = (struct dp_cnt_ent){ handle, *c };
+	return 0;
+}
+
 #define HASH_CHUNK 4096         /* rules hash elements a batch read */
 #define WIN 1024                /* array elements a window */
 #define SCAN_WIN 16384          /* counters a read of their scan */
@@ -204,7 +221,7 @@ static int slots_to_counters(struct xtcam_dp *dp, struct hc *v, size_t n)
 static int read_counters(struct xtcam_dp *dp, const struct hc *v, size_t n,
 			 struct xtcam_dp_counters *t)
 {
-	size_t usz = dp_usz(dp, XTCAM_MAP_COUNTERS), step = (sizeof(struct xtcam_counter) + 7) & ~7ul;
+	size_t usz = dp_usz(dp, XTCAM_MAP_COUNTERS);
 	size_t max = dp->max[XTCAM_MAP_COUNTERS], i = 0, cap = 0;
 	char *buf = malloc(WIN * usz);
 	int e = 0;
@@ -221,32 +238,14 @@ static int read_counters(struct xtcam_dp *dp, const struct hc *v, size_t n,
 		}
 		e = dp_read_range(dp, XTCAM_MAP_COUNTERS, first, len, buf);
 		for (; !e && i < n && v[i].idx < first + len; i++) {
-			const char *p = buf + (v[i].idx - first) * usz;
-			struct xtcam_counter c = { 0 };
-			int cpu;
+			struct xtcam_counter c;
 
-			for (cpu = 0; cpu < dp->ncpus; cpu++) {
-				const struct xtcam_counter *pc = (const void *)(p + cpu * step);
-
-				c.packets += pc->packets;
-				c.bytes += pc->bytes;
-				if (pc->last_hit > c.last_hit)
-					c.last_hit = pc->last_hit;
-			}
+			xtcam_dp_percpu_sum(dp, buf + (v[i].idx - first) * usz, &c);
 			if (!c.packets && !c.bytes && !c.last_hit)
 				continue;
-			if (t->n == cap) {
-				size_t nc = cap ? 2 * cap : 256;
-				struct dp_cnt_ent *ne = realloc(t->e, nc * sizeof(*ne));
-
-				if (!ne) {
-					e = -ENOMEM;
-					break;
-				}
-				t->e = ne;
-				cap = nc;
-			}
-			t->e[t->n++] = (struct dp_cnt_ent){ v[i].handle, c };
+			e = cnt_push(t, &cap, v[i].handle, &c);
+			if (e)
+				break;
 		}
 	}
 	free(buf);
@@ -307,7 +306,7 @@ struct zc {
  * ZMAX; *n past it, and *z NULL): 0 or -errno. */
 static int nonzero_counters(struct xtcam_dp *dp, struct zc **zout, size_t *nout)
 {
-	size_t usz = dp_usz(dp, XTCAM_MAP_COUNTERS), step = (sizeof(struct xtcam_counter) + 7) & ~7ul;
+	size_t usz = dp_usz(dp, XTCAM_MAP_COUNTERS);
 	__u64 max = dp->max[XTCAM_MAP_COUNTERS], first;
 	__u64 *used = bits_used(dp, dp->geom.slot_words, dp->geom.cnt_words);
 	char *buf = malloc(SCAN_WIN * usz);
@@ -322,18 +321,9 @@ static int nonzero_counters(struct xtcam_dp *dp, struct zc **zout, size_t *nout)
 			continue;
 		e = dp_read_range(dp, XTCAM_MAP_COUNTERS, first, len, buf);
 		for (i = 0; !e && i < len; i++) {
-			struct xtcam_counter c = { 0 };
-			int cpu;
+			struct xtcam_counter c;
 
-			for (cpu = 0; cpu < dp->ncpus; cpu++) {
-				const struct xtcam_counter *pc =
-					(const void *)(buf + i * usz + (size_t)cpu * step);
-
-				c.packets += pc->packets;
-				c.bytes += pc->bytes;
-				if (pc->last_hit > c.last_hit)
-					c.last_hit = pc->last_hit;
-			}
+			xtcam_dp_percpu_sum(dp, buf + i * usz, &c);
 			if (!c.packets && !c.bytes && !c.last_hit)
 				continue;
 			if (n == ZMAX) {
@@ -420,18 +410,9 @@ static int by_records(struct xtcam_dp *dp, const struct zc *z, size_t nz,
 			}
 			if (hv.slot != first + i)
 				continue;       /* the rule sits elsewhere now */
-			if (t->n == cap) {
-				size_t nc = cap ? 2 * cap : 256;
-				struct dp_cnt_ent *ne = realloc(t->e, nc * sizeof(*ne));
-
-				if (!ne) {
-					e = -ENOMEM;
-					break;
-				}
-				t->e = ne;
-				cap = nc;
-			}
-			t->e[t->n++] = (struct dp_cnt_ent){ hk.handle, hit->c };
+			e = cnt_push(t, &cap, hk.handle, &hit->c);
+			if (e)
+				break;
 		}
 	}
 	if (!buf)

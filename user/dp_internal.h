@@ -48,6 +48,8 @@ size_t dp_vsz(const struct xtcam_dp *dp, int m);
 size_t dp_usz(const struct xtcam_dp *dp, int m);
 int dp_read(struct xtcam_dp *dp, int m, __u64 key, void *val);
 int dp_read_range(struct xtcam_dp *dp, int m, __u64 first, size_t n, void *vals);
+/* the sum over CPUs of one per-CPU counter value as a lookup returns it */
+void xtcam_dp_percpu_sum(const struct xtcam_dp *dp, const char *val, struct xtcam_counter *c);
 int dp_write(struct xtcam_dp *dp, int m, const __u64 *keys, const void *vals,
 	     size_t n);
 int dp_del(struct xtcam_dp *dp, int m, const __u64 *keys, size_t n);

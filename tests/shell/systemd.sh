@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The systemd units as make install writes them: systemd-analyze verify is
 # clean; the boot unit's and the hotplug unit's commands, run as systemd
-# runs them, apply a file (exit status EXIT_PARTIAL when a binding waits
-# for its device, counted as success and logged), refuse a file that does
-# not parse, and make a device's bindings when it appears.
+# runs them, mount bpffs where it is missing, apply a file (exit status
+# EXIT_PARTIAL when a binding waits for its device, counted as success and
+# logged), refuse a file that does not parse, and make a device's bindings
+# when it appears; the metrics service writes the per-rule series of the
+# blocks /etc/default/xtcam lists, and only those.
 . "$(dirname "$0")/lib.sh"
 need_root
 need systemd-analyze
@@ -37,10 +39,25 @@ run_unit() {
 		line=${line#*=}
 		line=${line//\$\$/\$}
 		line=${line//%i/$inst}
-		eval "$line" || { rc=$?; break; }
+		# an unset variable is empty, as systemd expands it
+		(set +u; eval "$line") || { rc=$?; break; }
 	done < <(grep -E '^ExecStart(Pre)?=' "$units/$unit")
 	return $rc
 }
+# bpffs missing (a mount namespace of our own without it): the boot unit's
+# ExecStartPre mounts it; there, it mounts nothing more
+pre=$(sed -n 's/^ExecStartPre=//p' "$units/xtcam.service")
+[ -n "$pre" ] || fail "xtcam.service has no ExecStartPre"
+out=$(unshare --mount --propagation private bash -c '
+	while mountpoint -q /sys/fs/bpf; do umount -l /sys/fs/bpf; done
+	eval "$1" || exit
+	stat -f -c %T /sys/fs/bpf
+	n=$(findmnt -n /sys/fs/bpf | wc -l)
+	eval "$1" || exit
+	[ "$(findmnt -n /sys/fs/bpf | wc -l)" = "$n" ] || echo "mounted again"' _ "$pre" 2>&1) ||
+	fail "ExecStartPre without bpffs: $out"
+assert_eq "/sys/fs/bpf after ExecStartPre without bpffs" "$out" bpf_fs
+
 "$XTCAM" help 2>&1 | grep -q apply || "$XTCAM" apply --check /dev/null >/dev/null 2>&1 ||
 	skip "this xtcam has no apply command"
 ns=tshs$$
@@ -82,6 +99,12 @@ mkdir "$root/textfile"
 run_unit xtcam-metrics.service || fail "xtcam-metrics.service: exit $?"
 assert_eq "files in the textfile directory" "$(ls -A "$root/textfile")" xtcam.prom
 assert_eq "mode of xtcam.prom" "$(stat -c %a "$root/textfile/xtcam.prom")" 644
+grep -q '^xtcam_rule_' "$root/textfile/xtcam.prom" && fail "xtcam.prom: per-rule series without --rules"
+# the blocks whose rules are wanted, listed in the default file
+echo 'XTCAM_METRICS_ARGS="--rules=boot"' > "$root/etc/default/xtcam"
+run_unit xtcam-metrics.service || fail "xtcam-metrics.service --rules=boot: exit $?"
+grep -q '^xtcam_rule_packets_total{block="boot",handle="1",prio="10",action="drop"} ' "$root/textfile/xtcam.prom" ||
+	fail "xtcam.prom: no rule of boot with XTCAM_METRICS_ARGS=--rules=boot"
 grep -q '^xtcam_binding_info{block="boot",dev="late"' "$root/textfile/xtcam.prom" ||
 	fail "xtcam.prom: no binding of boot to late"
 [ "$(prop xtcam-metrics.timer OnUnitActiveSec)" = 15s ] || fail "the timer does not run every 15s"

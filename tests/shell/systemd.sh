@@ -80,11 +80,14 @@ assert_eq "exit status of the boot unit with a device missing" "$rc" "$partial"
 grep -q 'some bindings wait for their devices' <<<"$out" || fail "not logged: $out"
 "$XTCAM" block show boot | grep -q 'dev ta netns' || fail "binding to ta not made"
 "$XTCAM" rule show boot | grep -q 'handle 1 prio 10' || fail "rule not made"
-# the device appears: the hotplug unit makes its binding, touches no rule
+# the device appears: the hotplug unit makes its binding and no other
+# (a controller unbound ta since boot: it stays unbound), touches no rule
 "$XTCAM" rule add boot prio 20 ip_proto udp action drop >/dev/null
+"$XTCAM" unbind boot dev ta netns "$ns-a" >/dev/null
 ip -n "$ns-a" link add name late type veth peer name latep
 run_unit xtcam-bind@.service late || fail "the hotplug unit: exit $?"
 "$XTCAM" block show boot | grep -q 'dev late netns' || fail "binding to late not made"
+"$XTCAM" block show boot | grep -q 'dev ta netns' && fail "the hotplug unit for late bound ta again"
 "$XTCAM" rule show boot | grep -q 'prio 20' || fail "the hotplug unit removed a rule"
 # a file that does not parse: the unit fails, nothing changes
 before=$("$XTCAM" save | grep -v '^#')

@@ -49,7 +49,7 @@ expect "xtcam -j rule show " "core2 edge"
 expect "xtcam -w 5 rule add e" "edge"
 expect "xtcam counters reset c" "core2"
 expect "xtcam rule " "add del flush help load replace show"
-expect "xtcam rule add edge prio 1 ip_proto " "icmp icmpv6 sctp tcp udp"
+expect "xtcam rule add edge prio 1 ip_proto " "ah esp icmp icmpv6 l2tp sctp tcp udp udplite"
 expect "xtcam rule add edge prio 1 ac" "action"
 expect "xtcam rule add edge prio 1 dst_p" "dst_port"
 expect "xtcam rule add edge prio 1 action " "cpu drop pass redirect tx"
@@ -63,3 +63,38 @@ has "xtcam bind edge netns " "$ns-a"
 # the devices of the namespace on the line, not ours
 expect "xtcam bind edge netns $ns-a dev " "lo ta"
 expect "xtcam rule add edge prio 1 action redirect dev tb netns $ns-b dev t" "tb"
+
+# what the documentation and the command name, the completion offers:
+# every command of xtcam's usage, every MATCH keyword of the rule
+# language's synopsis (docs/rule-syntax.md, xtcam-rules(7)), its protocol
+# and ethertype names, its actions
+# words NAME: the lower-case alternatives of "NAME := { a | b | ... }"
+words() {
+	sed -n "/^$1 *:= {/,/}/p" "$top/docs/rule-syntax.md" | tr '\n' ' ' |
+		sed 's/^[^{]*{\([^}]*\)}.*/\1/' | tr '|' '\n' | awk '$1 ~ /^[a-z0-9]/ { print $1 }'
+}
+cmds=$("$XTCAM" help 2>&1 | sed -n 's/.*OBJECT := { \(.*\) }/\1/p' | tr -d '|'
+	"$XTCAM" help 2>&1 | grep -oE '(^ *|; |Usage: )xtcam (\[[^]]*\] )*-?[a-z]+' | awk '{ print $NF }')
+[ "$(wc -w <<<"$cmds")" -ge 10 ] || fail "xtcam help names only: $cmds"
+for c in $cmds; do
+	case $c in -*) has "xtcam -" "$c" ;; *) has "xtcam " "$c" ;; esac
+done
+# MATCH's keywords: the alternatives, their own { } and [ ] left out
+syn=$(sed -n '/^MATCH := {/,/}$/p' "$top/docs/rule-syntax.md" | tr '\n' ' ' | sed 's/^MATCH := {//; s/}[[:space:]]*$//')
+prev=
+while [ "$prev" != "$syn" ]; do prev=$syn; syn=$(sed -E 's/\{[^{}]*\}//g; s/\[[^][]*\]//g' <<<"$syn"); done
+kws=$(tr '|' '\n' <<<"$syn" | awk '{ print $1 }')
+[ "$(wc -w <<<"$kws")" -ge 20 ] || fail "docs/rule-syntax.md's MATCH has only: $kws"
+got=$(comp "xtcam rule add edge prio 1 ")
+for k in $kws; do
+	[[ " $got " == *" $k "* ]] || fail "completing a rule's keywords: \"$k\" not in \"$got\""
+done
+assert_eq "ip_proto's names" "$(comp "xtcam rule add edge prio 1 ip_proto ")" "$(words IP_PROTO | sort | xargs)"
+assert_eq "eth_type's names" "$(comp "xtcam rule add edge prio 1 eth_type ")" "$( (words ETHTYPE; echo all) | sort | xargs)"
+assert_eq "actions" "$(comp "xtcam rule add edge prio 1 action ")" "$(words ACTION | sort | xargs)"
+expect "xtcam rule add edge prio 1 arp_op " "reply request"
+expect "xtcam rule add edge prio 1 num_of_vlans " "0 1 2"
+expect "xtcam rule add edge prio 1 mpls " "lse"
+has "xtcam rule add edge prio 1 indev " lo
+expect "xtcam import " "tc"
+expect "xtcam import tc x.tc --f" "--force"

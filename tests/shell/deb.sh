@@ -4,7 +4,9 @@
 # `apt-get install ./xtcam_*.deb` into a bare Debian 12 (a debootstrap
 # chroot, kept in /var/cache/xtcam-tests: debootstrap runs once)
 # pulls runtime libraries only, the xtcam it installed filters traffic
-# on a veth pair, and its udev rule starts the hotplug unit for a new device.
+# on a veth pair, and its udev rule starts the hotplug unit for a new device;
+# in another such chroot, Build-Depends and build-essential alone
+# (apt-get build-dep) build the same packages.
 . "$(dirname "$0")/lib.sh"
 need_root
 need dpkg-buildpackage
@@ -32,6 +34,7 @@ for f in usr/sbin/xtcam usr/share/man/man8/xtcam.8.gz usr/share/man/man7/xtcam-r
 done
 lint=$(lintian --fail-on error "$build/deb/xtcam_${version}_amd64.changes" 2>&1) ||
 	fail "lintian: $(grep '^E:' <<<"$lint")"
+echo "lintian: no error; warnings: $(grep '^W:' <<<"$lint" | cut -d' ' -f2-3 | sort | uniq -c | xargs)"
 
 # a bare Debian 12, made once
 cache=/var/cache/xtcam-tests
@@ -94,7 +97,18 @@ ip netns exec "$ns-b" ping -q -c 3 -i 0.2 -W 1 10.9.0.1 >/dev/null 2>&1 && { ech
 inroot xtcam rule show edge | grep -q 'packets 3 ' || { echo "FAIL: rule show: $(inroot xtcam rule show edge)" >&2; exit 1; }
 inroot xtcam metrics --rules | grep -qx 'xtcam_rule_packets_total{block="edge",handle="1",prio="10",action="drop"} 3' ||
 	{ echo "FAIL: metrics in the chroot" >&2; exit 1; }
+# the package's units, their commands run as systemd runs them ($$ is $,
+# the EnvironmentFile read): the metrics service writes node_exporter's
+# textfile; the boot unit applies the empty example configuration
+unit() { sed -n "s/^ExecStart=//p" "$r/lib/systemd/system/$1" | sed 's/\$\$/$/g'; }
+mkdir -p "$r/var/lib/prometheus/node-exporter"
+inroot sh -c "set -a; . /etc/default/xtcam; $(unit xtcam-metrics.service)" ||
+	{ echo "FAIL: xtcam-metrics.service: exit $?" >&2; exit 1; }
+grep -qx 'xtcam_block_rules{block="edge"} 1' "$r/var/lib/prometheus/node-exporter/xtcam.prom" ||
+	{ echo "FAIL: xtcam-metrics.service wrote no /var/lib/prometheus/node-exporter/xtcam.prom of edge" >&2; exit 1; }
 inroot xtcam flush
+inroot sh -c "$(unit xtcam.service)" || { echo "FAIL: xtcam.service on the example configuration: exit $?" >&2; exit 1; }
+[ -z "$(inroot xtcam block show)" ] || { echo "FAIL: the example configuration made blocks" >&2; exit 1; }
 # the package's udev rule, by the real udev (installed now, after the
 # check above; its daemon kept from starting): an added network device
 # wants xtcam-bind@DEV.service
@@ -108,3 +122,33 @@ inroot udevadm test --action=add /sys/class/net/lo > "$work/udev-lo.log" 2>&1 ||
 grep -q 'xtcam-bind@' "$work/udev-lo.log" && { echo "FAIL: udev: lo wants xtcam-bind" >&2; exit 1; }
 echo "udev: ta wants xtcam-bind@ta.service"
 INNER
+
+# Build-Depends are what the build needs: a bare Debian 12 with them and
+# build-essential only builds packages of the same files
+bwork=$(scratch)
+mkdir -p "$bwork/upper" "$bwork/work" "$bwork/root"
+t0=$SECONDS
+unshare --mount --propagation private bash -eu -s "$base" "$bwork" "$cache" "$build/deb/xtcam-$version" \
+	"$version" <<'INNER' || fail "building in a chroot with Build-Depends only"
+base=$1 work=$2 cache=$3 src=$4 version=$5
+r=$work/root
+mount -t overlay overlay -o "lowerdir=$base,upperdir=$work/upper,workdir=$work/work" "$r"
+mount -t proc proc "$r/proc"
+mount --bind "$cache/archives" "$r/var/cache/apt/archives"
+cp /etc/resolv.conf "$r/etc/resolv.conf"
+mkdir -p "$r/src" && cp -a "$src" "$r/src/"
+inroot() { chroot "$r" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 HOME=/root "$@"; }
+inroot apt-get -qq update
+inroot env DEBIAN_FRONTEND=noninteractive apt-get -y -qq --no-install-recommends \
+	build-dep "/src/xtcam-$version" > "$work/apt.log" 2>&1 || { tail -20 "$work/apt.log" >&2; exit 1; }
+inroot sh -c "cd /src/xtcam-$version && dpkg-buildpackage -us -uc -b" > "$work/build.log" 2>&1 ||
+	{ tail -30 "$work/build.log" >&2; exit 1; }
+mv "$r"/src/*.deb "$work/"
+INNER
+for p in xtcam libxtcam-dev; do
+	f=${p}_${version}_amd64.deb
+	[ -f "$bwork/$f" ] || fail "the chroot with Build-Depends built no $f"
+	assert_eq "the files of $f built with Build-Depends only" \
+		"$(dpkg-deb -c "$bwork/$f" | awk '{ print $NF }')" "$(dpkg-deb -c "$build/deb/$f" | awk '{ print $NF }')"
+done
+echo "built with Build-Depends only: $((SECONDS - t0))s"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The man pages come from docs/: xtcam(8) from docs/xtcam.md, xtcam-rules(7)
-# from docs/rule-syntax.md; man renders them, whatis finds their NAME.
+# from docs/rule-syntax.md; man renders them, whatis finds their NAME; xtcam(8)
+# describes every command of xtcam help and names the files it installs.
 . "$(dirname "$0")/lib.sh"
 need pandoc
 need man
@@ -21,4 +22,15 @@ objs=$("$XTCAM" help | sed -n 's/.*OBJECT := { \(.*\) }/\1/p' | tr -d '|')
 for o in $objs; do
 	grep -q "^ *$o " <<<"$page" || fail "xtcam(8) does not describe \"$o\""
 done
-grep -q 'metrics' <<<"$page" || fail "xtcam(8) does not describe metrics"
+# ... and every command of its usage (save, apply, -batch, import, ...)
+cmds=$("$XTCAM" help 2>&1 | grep -oE '(^ *|; |Usage: )xtcam (\[[^]]*\] )*-?[a-z]+' | awk '{ print $NF }')
+[ "$(wc -w <<<"$cmds")" -ge 5 ] || fail "xtcam help names only these commands: $cmds"
+for c in $cmds; do
+	grep -qE -- "^ *(\[-force\] )?$c( |\$)" <<<"$page" || fail "xtcam(8) does not describe \"$c\""
+done
+# every file the package installs from contrib/systemd, by its name
+for f in "$top"/contrib/systemd/*; do
+	n=$(basename "$f")
+	case $n in xtcam.conf | xtcam.default) continue ;; esac
+	grep -qF -- "$n" <<<"$page" || fail "xtcam(8) does not name $n"
+done

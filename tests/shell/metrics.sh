@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # xtcam metrics: the counters of real traffic in the Prometheus text format,
 # checked by promtool and read by the real node_exporter from a textfile
-# directory, written atomically by --output.
+# directory, written atomically by --output (a temporary file renamed).
 . "$(dirname "$0")/lib.sh"
 need_root
 need promtool
 need prometheus-node-exporter
 need curl
+need strace
 ns=tshm$$
 veth_pair "$ns"
 "$XTCAM" block add m capacity 64 >/dev/null
@@ -55,6 +56,18 @@ assert_eq "mode of the output" "$(stat -c %a "$tf/xtcam.prom")" 644
 assert_eq "files in the textfile directory" "$(ls -A "$tf")" xtcam.prom
 cmp -s "$tf/xtcam.prom" "$d/rules.prom" ||
 	{ diff "$tf/xtcam.prom" "$d/rules.prom" | head -5 >&2; fail "--output wrote other than stdout"; }
+# how it is written (strace): FILE is never opened; a file that does not
+# end in .prom (node_exporter reads *.prom only) is written in FILE's
+# directory and renamed over FILE
+strace -f -qq -e trace=open,openat,creat,rename,renameat,renameat2 -o "$d/strace" \
+	"$XTCAM" metrics --rules --output "$tf/xtcam.prom"
+opens=$(grep -E "open(at)?\(.*\"$tf/" "$d/strace" || true)
+[ "$(wc -l <<<"$opens")" = 1 ] || fail "--output opened other than one file in the directory: $opens"
+tmp=$(sed -E 's/.*"([^"]*)".*/\1/' <<<"$opens")
+[[ $tmp == "$tf"/* && $tmp != *.prom ]] || fail "--output wrote into \"$tmp\", not a temporary file beside it"
+grep -qE "O_WRONLY\|O_CREAT\|O_EXCL" <<<"$opens" || fail "the temporary file is not created new: $opens"
+grep -qE "rename(at2?)?\(.*\"$tmp\", .*\"$tf/xtcam.prom\"" "$d/strace" ||
+	fail "--output did not rename $tmp over xtcam.prom: $(grep rename "$d/strace")"
 "$XTCAM" metrics --output "$d/none/xtcam.prom" 2>/dev/null && fail "--output into a missing directory succeeded"
 [ ! -e "$d/none" ] || fail "--output made a directory"
 # FILE is a directory: the rename fails, the temporary file goes

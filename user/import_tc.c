@@ -792,6 +792,44 @@ static int json_key(struct words *w, json_object *keys, const char *k, json_obje
 		wadd(w, b);
 		return 0;
 	}
+	/* "mpls": [{"depth":1,"label":16,...},...] (flower's lse options) */
+	if (!strcmp(k, "mpls") && json_object_is_type(v, json_type_array)) {
+		static const char *const f[] = { "depth", "label", "tc", "bos", "ttl" };
+		size_t i, j, n = json_object_array_length(v);
+
+		wadd(w, k);
+		for (i = 0; i < n; i++) {
+			json_object *lse = json_object_array_get_idx(v, i), *x;
+
+			if (!json_object_is_type(lse, json_type_object) || !jget(lse, "depth")) {
+				snprintf(why, whylen, "keys.mpls: entry %zu is not an object with "
+					 "a depth", i + 1);
+				return -EINVAL;
+			}
+			wadd(w, "lse");
+			for (j = 0; j < ARRAY_SIZE(f); j++)
+				if ((x = jget(lse, f[j]))) {
+					wadd(w, f[j]);
+					wadd(w, json_object_get_string(x));
+				}
+		}
+		return 0;
+	}
+	/* "cfm": {"mdl":M,"op":O} */
+	if (!strcmp(k, "cfm") && json_object_is_type(v, json_type_object)) {
+		json_object *x;
+
+		wadd(w, k);
+		if ((x = jget(v, "mdl"))) {
+			wadd(w, "mdl");
+			wadd(w, json_object_get_string(x));
+		}
+		if ((x = jget(v, "op"))) {
+			wadd(w, "op");
+			wadd(w, json_object_get_string(x));
+		}
+		return 0;
+	}
 	if ((!strcmp(k, "src_port") || !strcmp(k, "dst_port")) &&
 	    json_object_is_type(v, json_type_object)) {
 		snprintf(b, sizeof(b), "%d-%d", json_object_get_int(jget(v, "start")),

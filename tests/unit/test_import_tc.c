@@ -237,6 +237,34 @@ Test(import_tc, skip_sw_makes_a_hw_binding)
 	       "bind nsim0 dev nsim0 mode hw\n");
 }
 
+/* A block runs its rules in one place: skip_hw and skip_sw rules in one
+ * block are refused, whichever comes first, naming the other's line. */
+Test(import_tc, skip_hw_and_skip_sw_in_one_block)
+{
+	static const char *const flags[][2] = { { "skip_hw", "skip_sw" },
+						{ "skip_sw", "skip_hw" } };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		char text[512], why[64];
+		struct res r;
+
+		snprintf(text, sizeof(text),
+			 "tc qdisc add dev nsim0 clsact\n"
+			 "tc filter add dev nsim0 ingress pref 1 protocol ip flower %s ip_proto tcp "
+			 "action drop\n"
+			 "tc filter add dev nsim0 ingress pref 2 protocol ip flower %s ip_proto udp "
+			 "action drop\n", flags[i][0], flags[i][1]);
+		snprintf(why, sizeof(why), "t.tc:3: %s: block nsim0 has a %s rule (line 2)",
+			 flags[i][1], flags[i][0]);
+		r = imp(text, false);
+		cr_assert_lt(r.rc, 0, "%s", text);
+		cr_assert_null(r.out);
+		cr_assert(r.msgs && strstr(r.msgs, why), "%s: %s", why, r.msgs);
+		res_free(&r);
+	}
+}
+
 /* Ethertypes as tc prints them: iproute2's names, "[N]" for the rest */
 Test(import_tc, tc_ethertype_names)
 {
@@ -411,6 +439,60 @@ Test(import_tc, json_filter_show)
 		  "%s", msgs);
 	free(msgs);
 	free(in);
+}
+
+/* The keys of flower's other headers as tc -j prints them (iproute2's
+ * print functions): mpls as an array of label stack entries, ppp_proto by
+ * its PPP name, cfm as an object, spi in hex without 0x, indev beside the
+ * keys. */
+#define GACT_DROP "\"actions\":[{\"order\":1,\"kind\":\"gact\",\"control_action\":" \
+	"{\"type\":\"drop\"},\"prob\":{\"random_type\":\"none\",\"control_action\":" \
+	"{\"type\":\"pass\"},\"val\":0},\"index\":1,\"ref\":1,\"bind\":1}]"
+Test(import_tc, json_flower_keys)
+{
+	static const char json[] =
+		"[{\"protocol\":\"mpls_uc\",\"pref\":1,\"kind\":\"flower\",\"chain\":0},"
+		"{\"protocol\":\"mpls_uc\",\"pref\":1,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"mpls\":[{\"depth\":1,\"label\":16},"
+		"{\"depth\":3,\"tc\":2,\"bos\":1,\"ttl\":9}]},\"skip_hw\":true,"
+		"\"not_in_hw\":true," GACT_DROP "}},"
+		"{\"protocol\":\"ppp_ses\",\"pref\":2,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"pppoe_sid\":7,\"ppp_proto\":\"lcp\"},"
+		GACT_DROP "}},"
+		"{\"protocol\":\"arp\",\"pref\":3,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"arp_sip\":\"10.0.0.0/8\","
+		"\"arp_op\":\"1/3\",\"arp_sha\":\"00:11:22:33:44:55\"}," GACT_DROP "}},"
+		"{\"protocol\":\"all\",\"pref\":4,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"cfm\":{\"mdl\":3,\"op\":1}},"
+		GACT_DROP "}},"
+		"{\"protocol\":\"ip\",\"pref\":5,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"indev\":\"lo\",\"keys\":{\"eth_type\":\"ipv4\","
+		"\"ip_proto\":\"esp\",\"spi\":\"10203\"}," GACT_DROP "}},"
+		"{\"protocol\":\"ip\",\"pref\":6,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"eth_type\":\"ipv4\","
+		"\"ip_proto\":\"l2tp\",\"l2tpv3_sid\":4000000000}," GACT_DROP "}}]";
+	struct xtcam_import_opts o = { .name = "j", .dev = "veth0" };
+	char *out = NULL, *msgs = NULL, got[4096], want[4096];
+
+	cr_assert_eq(xtcam_import_tc(json, strlen(json), &o, &out, &msgs), 0, "%s", msgs);
+	rules_of(out, got, sizeof(got));
+	canon("block add veth0 capacity 65536 default pass\n"
+	      "rule add veth0 prio 1 handle 1 protocol mpls_uc mpls lse depth 1 label 16 "
+	      "lse depth 3 tc 2 bos 1 ttl 9 action drop\n"
+	      "rule add veth0 prio 2 handle 2 protocol ppp_ses pppoe_sid 7 ppp_proto 0xc021 "
+	      "action drop\n"
+	      "rule add veth0 prio 3 handle 3 protocol arp arp_op 1/3 arp_sip 10.0.0.0/8 "
+	      "arp_sha 00:11:22:33:44:55 action drop\n"
+	      "rule add veth0 prio 4 handle 4 protocol all cfm mdl 3 op 1 action drop\n"
+	      "rule add veth0 prio 5 handle 5 protocol ip ip_proto esp spi 0x10203 indev lo "
+	      "action drop\n"
+	      "rule add veth0 prio 6 handle 6 protocol ip ip_proto l2tp l2tpv3_sid 4000000000 "
+	      "action drop\n"
+	      "bind veth0 dev veth0 mode native\n", want, sizeof(want));
+	cr_assert_str_eq(got, want);
+	restores(out);
+	free(out);
+	free(msgs);
 }
 
 Test(import_tc, json_refusals)

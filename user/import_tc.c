@@ -1152,21 +1152,42 @@ int xtcam_import_tc(const char *in, size_t len, const struct xtcam_import_opts *
 			const char *nl = memchr(p, '\n', (size_t)(end - p));
 			size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
 			char *s = strndup(p, l);
+			unsigned first = ++line;
+			bool nul = s && strlen(s) != l;
 
-			line++;
+			p += l + 1;
+			/* a line ending in a backslash goes on in the next one, as
+			 * in tc -batch and the shell (not after a comment) */
+			while (s && !nul && p < end && (l = strlen(s)) && s[l - 1] == '\\' &&
+			       !strchr(s, '#')) {
+				const char *nl2 = memchr(p, '\n', (size_t)(end - p));
+				size_t l2 = nl2 ? (size_t)(nl2 - p) : (size_t)(end - p);
+				char *t = realloc(s, l + l2 + 1);
+
+				if (!t) {
+					free(s);
+					s = NULL;
+					break;
+				}
+				s = t;
+				memcpy(s + l - 1, p, l2);
+				s[l - 1 + l2] = '\0';
+				nul = strlen(s) != l - 1 + l2;
+				line++;
+				p += l2 + 1;
+			}
 			if (!s) {
 				rc = -ENOMEM;
 				break;
 			}
-			if (strlen(s) != l) {
+			if (nul) {
 				char where[16];
 
-				snprintf(where, sizeof(where), "%u", line);
+				snprintf(where, sizeof(where), "%u", first);
 				refuse(&im, where, EINVAL, "a NUL byte in the line");
 			} else
-				rc = text_line(&im, line, s);
+				rc = text_line(&im, first, s);
 			free(s);
-			p += l + 1;
 		}
 	}
 	if (!rc && im.oom)

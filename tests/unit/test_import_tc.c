@@ -265,6 +265,36 @@ Test(import_tc, skip_hw_and_skip_sw_in_one_block)
 	}
 }
 
+/* A line ending in a backslash goes on in the next (tc -batch's
+ * getcmdline(), the shell), as the kernel's selftests write their lines;
+ * a refusal names the first line of it. */
+Test(import_tc, backslash_continues_a_line)
+{
+	struct res r;
+
+	expect("tc filter add dev e ingress protocol ip pref 1 handle 101 flower \\\n"
+	       "\t\tskip_hw dst_ip 192.0.2.2 action drop\n"
+	       "tc filter add dev e ingress protocol ip pref 2 handle 102 \\\n"
+	       "   flower \\\n"
+	       "   src_ip 192.0.2.1 action drop\n"
+	       "# a comment \\\n"
+	       "tc filter add dev e ingress protocol ip pref 3 flower action pass\n",
+	       "block add e capacity 65536 default pass\n"
+	       "rule add e prio 1 handle 101 protocol ip dst_ip 192.0.2.2 action drop\n"
+	       "rule add e prio 2 handle 102 protocol ip src_ip 192.0.2.1 action drop\n"
+	       "rule add e prio 3 handle 1 protocol ip action pass\n"
+	       "bind e dev e mode native\n");
+	r = imp("tc qdisc add dev e clsact\n"
+		"tc filter add dev e ingress pref 1 \\\n"
+		"  protocol ip flower \\\n"
+		"  dst_porr 5 action drop\n"
+		"tc filter add dev e ingress pref 2 protocol ip flower action porr\n", false);
+	cr_assert_lt(r.rc, 0);
+	cr_assert(r.msgs && strstr(r.msgs, "t.tc:2: unknown keyword \"dst_porr\"") &&
+		  strstr(r.msgs, "t.tc:5: action: unknown action"), "%s", r.msgs);
+	res_free(&r);
+}
+
 /* Ethertypes as tc prints them: iproute2's names, "[N]" for the rest */
 Test(import_tc, tc_ethertype_names)
 {

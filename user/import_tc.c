@@ -171,7 +171,8 @@ static const char *tc_ethtype(const char *s, char *buf, size_t len)
 		{ "teb", 0x6558 }, { "atalk", 0x809b }, { "aarp", 0x80f3 },
 		{ "ipx", 0x8137 }, { "atmmpoa", 0x884c }, { "atmfate", 0x8884 },
 		{ "aoe", 0x88a2 }, { "ethercat", 0x88a4 }, { "tipc", 0x88ca },
-		{ "profinet", 0x8892 },
+		{ "profinet", 0x8892 }, { "loop", 0x0060 }, { "pup", 0x0200 },
+		{ "pupat", 0x0201 }, { "lldp", 0x88cc },
 	};
 	unsigned long v;
 	size_t i, n = strlen(s);
@@ -963,7 +964,20 @@ static int json_filter(struct imp *im, json_object *f, unsigned idx)
 	}
 	keys = jget(opt, "keys");
 	if (keys && json_object_is_type(keys, json_type_object)) {
+		/* cls_flower keeps a PPPoE filter's ppp_proto ip, ipv6 or
+		 * mpls as the ethertype after the tags, and shows that as the
+		 * innermost vlan_ethtype or cvlan_ethtype: it was ppp_ses */
+		const char *inner = jget(keys, "cvlan_ethtype") ? "cvlan_ethtype" :
+				    jget(keys, "vlan_ethtype") ? "vlan_ethtype" : NULL;
+
+		if (!jget(keys, "pppoe_sid") && !jget(keys, "ppp_proto"))
+			inner = NULL;
 		json_object_object_foreach(keys, k, v) {
+			if (inner && !strcmp(k, inner)) {
+				wadd(&w, k);
+				wadd(&w, "ppp_ses");
+				continue;
+			}
 			rc = json_key(&w, keys, k, v, why, sizeof(why));
 			if (rc < 0) {
 				wfree(&w);

@@ -301,11 +301,13 @@ Test(import_tc, tc_ethertype_names)
 	expect("filter add dev e ingress pref 1 protocol [35020] flower action drop\n"
 	       "filter add dev e ingress pref 2 protocol teb flower action drop\n"
 	       "filter add dev e ingress pref 3 protocol 802.1Q flower vlan_ethtype ipx "
-	       "action drop\n",
+	       "action drop\n"
+	       "filter add dev e ingress pref 4 protocol LLDP flower action drop\n",
 	       "block add e capacity 65536 default pass\n"
 	       "rule add e prio 1 handle 1 protocol 0x88cc action drop\n"
 	       "rule add e prio 2 handle 2 protocol 0x6558 action drop\n"
 	       "rule add e prio 3 handle 3 protocol 802.1Q vlan_ethtype 0x8137 action drop\n"
+	       "rule add e prio 4 handle 4 protocol 0x88cc action drop\n"
 	       "bind e dev e mode auto\n");
 }
 
@@ -500,7 +502,13 @@ Test(import_tc, json_flower_keys)
 		"\"ip_proto\":\"esp\",\"spi\":\"10203\"}," GACT_DROP "}},"
 		"{\"protocol\":\"ip\",\"pref\":6,\"kind\":\"flower\",\"chain\":0,"
 		"\"options\":{\"handle\":1,\"keys\":{\"eth_type\":\"ipv4\","
-		"\"ip_proto\":\"l2tp\",\"l2tpv3_sid\":4000000000}," GACT_DROP "}}]";
+		"\"ip_proto\":\"l2tp\",\"l2tpv3_sid\":4000000000}," GACT_DROP "}},"
+		/* cls_flower shows ppp_proto ipv6 as the ethertype after the tag */
+		"{\"protocol\":\"802.1Q\",\"pref\":7,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"vlan_id\":5,\"vlan_ethtype\":\"ipv6\","
+		"\"pppoe_sid\":7,\"ppp_proto\":\"ipv6\"}," GACT_DROP "}},"
+		"{\"protocol\":\"LLDP\",\"pref\":8,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{}," GACT_DROP "}}]";
 	struct xtcam_import_opts o = { .name = "j", .dev = "veth0" };
 	char *out = NULL, *msgs = NULL, got[4096], want[4096];
 
@@ -518,6 +526,9 @@ Test(import_tc, json_flower_keys)
 	      "action drop\n"
 	      "rule add veth0 prio 6 handle 6 protocol ip ip_proto l2tp l2tpv3_sid 4000000000 "
 	      "action drop\n"
+	      "rule add veth0 prio 7 handle 7 protocol 802.1Q vlan_id 5 vlan_ethtype ppp_ses "
+	      "pppoe_sid 7 ppp_proto ipv6 action drop\n"
+	      "rule add veth0 prio 8 handle 8 protocol 0x88cc action drop\n"
 	      "bind veth0 dev veth0 mode native\n", want, sizeof(want));
 	cr_assert_str_eq(got, want);
 	restores(out);

@@ -964,16 +964,19 @@ static int json_filter(struct imp *im, json_object *f, unsigned idx)
 	}
 	keys = jget(opt, "keys");
 	if (keys && json_object_is_type(keys, json_type_object)) {
-		/* cls_flower keeps a PPPoE filter's ppp_proto ip, ipv6 or
-		 * mpls as the ethertype after the tags, and shows that as the
-		 * innermost vlan_ethtype or cvlan_ethtype: it was ppp_ses */
-		const char *inner = jget(keys, "cvlan_ethtype") ? "cvlan_ethtype" :
-				    jget(keys, "vlan_ethtype") ? "vlan_ethtype" : NULL;
+		/* A PPPoE filter's ethertype after the tags, ppp_ses, is not
+		 * what cls_flower shows: with ppp_proto ip, ipv6 or mpls it
+		 * keeps (and shows) that protocol's ethertype there, with any
+		 * other it leaves the match out and shows no cvlan_ethtype */
+		bool ppp = jget(keys, "pppoe_sid") || jget(keys, "ppp_proto");
+		const char *vet = json_object_get_string(jget(keys, "vlan_ethtype"));
+		bool qinq = jget(keys, "cvlan_ethtype") || jget(keys, "cvlan_id") ||
+			    jget(keys, "cvlan_prio") || (vet && (!strcasecmp(vet, "802.1Q") ||
+								 !strcasecmp(vet, "802.1ad")));
 
-		if (!jget(keys, "pppoe_sid") && !jget(keys, "ppp_proto"))
-			inner = NULL;
 		json_object_object_foreach(keys, k, v) {
-			if (inner && !strcmp(k, inner)) {
+			if (ppp && (!strcmp(k, "cvlan_ethtype") ||
+				    (!qinq && !strcmp(k, "vlan_ethtype")))) {
 				wadd(&w, k);
 				wadd(&w, "ppp_ses");
 				continue;
@@ -983,6 +986,10 @@ static int json_filter(struct imp *im, json_object *f, unsigned idx)
 				wfree(&w);
 				return refuse(im, where, -rc, "%s", why);
 			}
+		}
+		if (ppp && qinq && !jget(keys, "cvlan_ethtype")) {
+			wadd(&w, "cvlan_ethtype");
+			wadd(&w, "ppp_ses");
 		}
 	}
 	if ((x = jget(opt, "skip_hw")) && json_object_get_boolean(x))

@@ -507,6 +507,13 @@ Test(import_tc, json_flower_keys)
 		"{\"protocol\":\"802.1Q\",\"pref\":7,\"kind\":\"flower\",\"chain\":0,"
 		"\"options\":{\"handle\":1,\"keys\":{\"vlan_id\":5,\"vlan_ethtype\":\"ipv6\","
 		"\"pppoe_sid\":7,\"ppp_proto\":\"ipv6\"}," GACT_DROP "}},"
+		/* with another ppp_proto under two tags it shows no cvlan_ethtype */
+		"{\"protocol\":\"802.1ad\",\"pref\":9,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"vlan_id\":5,\"vlan_ethtype\":\"802.1Q\","
+		"\"cvlan_id\":6,\"pppoe_sid\":7,\"ppp_proto\":\"lcp\"}," GACT_DROP "}},"
+		"{\"protocol\":\"802.1ad\",\"pref\":10,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"vlan_ethtype\":\"802.1Q\","
+		"\"cvlan_ethtype\":\"ip\",\"ppp_proto\":\"ip\"}," GACT_DROP "}},"
 		"{\"protocol\":\"LLDP\",\"pref\":8,\"kind\":\"flower\",\"chain\":0,"
 		"\"options\":{\"handle\":1,\"keys\":{}," GACT_DROP "}}]";
 	struct xtcam_import_opts o = { .name = "j", .dev = "veth0" };
@@ -529,6 +536,10 @@ Test(import_tc, json_flower_keys)
 	      "rule add veth0 prio 7 handle 7 protocol 802.1Q vlan_id 5 vlan_ethtype ppp_ses "
 	      "pppoe_sid 7 ppp_proto ipv6 action drop\n"
 	      "rule add veth0 prio 8 handle 8 protocol 0x88cc action drop\n"
+	      "rule add veth0 prio 9 handle 9 protocol 802.1ad vlan_id 5 vlan_ethtype 802.1Q "
+	      "cvlan_id 6 cvlan_ethtype ppp_ses pppoe_sid 7 ppp_proto 0xc021 action drop\n"
+	      "rule add veth0 prio 10 handle 10 protocol 802.1ad vlan_ethtype 802.1Q "
+	      "cvlan_ethtype ppp_ses ppp_proto ip action drop\n"
 	      "bind veth0 dev veth0 mode native\n", want, sizeof(want));
 	cr_assert_str_eq(got, want);
 	restores(out);

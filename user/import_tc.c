@@ -967,7 +967,7 @@ static int json_filter(struct imp *im, json_object *f, unsigned idx)
 		/* A PPPoE filter's ethertype after the tags, ppp_ses, is not
 		 * what cls_flower shows: with ppp_proto ip, ipv6 or mpls it
 		 * keeps (and shows) that protocol's ethertype there, with any
-		 * other it leaves the match out and shows no cvlan_ethtype */
+		 * other it keeps it elsewhere and shows none */
 		bool ppp = jget(keys, "pppoe_sid") || jget(keys, "ppp_proto");
 		const char *vet = json_object_get_string(jget(keys, "vlan_ethtype"));
 		bool qinq = jget(keys, "cvlan_ethtype") || jget(keys, "cvlan_id") ||
@@ -989,6 +989,10 @@ static int json_filter(struct imp *im, json_object *f, unsigned idx)
 		}
 		if (ppp && qinq && !jget(keys, "cvlan_ethtype")) {
 			wadd(&w, "cvlan_ethtype");
+			wadd(&w, "ppp_ses");
+		} else if (ppp && !qinq && !vet && (!strcasecmp(proto, "802.1Q") ||
+						   !strcasecmp(proto, "802.1ad"))) {
+			wadd(&w, "vlan_ethtype");
 			wadd(&w, "ppp_ses");
 		}
 	}

@@ -514,6 +514,10 @@ Test(import_tc, json_flower_keys)
 		"{\"protocol\":\"802.1ad\",\"pref\":10,\"kind\":\"flower\",\"chain\":0,"
 		"\"options\":{\"handle\":1,\"keys\":{\"vlan_ethtype\":\"802.1Q\","
 		"\"cvlan_ethtype\":\"ip\",\"ppp_proto\":\"ip\"}," GACT_DROP "}},"
+		/* and none under one tag without ppp_proto */
+		"{\"protocol\":\"802.1Q\",\"pref\":11,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"vlan_id\":2,\"pppoe_sid\":7},"
+		GACT_DROP "}},"
 		"{\"protocol\":\"LLDP\",\"pref\":8,\"kind\":\"flower\",\"chain\":0,"
 		"\"options\":{\"handle\":1,\"keys\":{}," GACT_DROP "}}]";
 	struct xtcam_import_opts o = { .name = "j", .dev = "veth0" };
@@ -540,6 +544,8 @@ Test(import_tc, json_flower_keys)
 	      "cvlan_id 6 cvlan_ethtype ppp_ses pppoe_sid 7 ppp_proto 0xc021 action drop\n"
 	      "rule add veth0 prio 10 handle 10 protocol 802.1ad vlan_ethtype 802.1Q "
 	      "cvlan_ethtype ppp_ses ppp_proto ip action drop\n"
+	      "rule add veth0 prio 11 handle 11 protocol 802.1Q vlan_id 2 vlan_ethtype ppp_ses "
+	      "pppoe_sid 7 action drop\n"
 	      "bind veth0 dev veth0 mode native\n", want, sizeof(want));
 	cr_assert_str_eq(got, want);
 	restores(out);

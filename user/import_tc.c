@@ -171,7 +171,8 @@ static const char *tc_ethtype(const char *s, char *buf, size_t len)
 		{ "teb", 0x6558 }, { "atalk", 0x809b }, { "aarp", 0x80f3 },
 		{ "ipx", 0x8137 }, { "atmmpoa", 0x884c }, { "atmfate", 0x8884 },
 		{ "aoe", 0x88a2 }, { "ethercat", 0x88a4 }, { "tipc", 0x88ca },
-		{ "profinet", 0x8892 },
+		{ "profinet", 0x8892 }, { "loop", 0x0060 }, { "pup", 0x0200 },
+		{ "pupat", 0x0201 }, { "lldp", 0x88cc },
 	};
 	unsigned long v;
 	size_t i, n = strlen(s);
@@ -792,6 +793,44 @@ static int json_key(struct words *w, json_object *keys, const char *k, json_obje
 		wadd(w, b);
 		return 0;
 	}
+	/* "mpls": [{"depth":1,"label":16,...},...] (flower's lse options) */
+	if (!strcmp(k, "mpls") && json_object_is_type(v, json_type_array)) {
+		static const char *const f[] = { "depth", "label", "tc", "bos", "ttl" };
+		size_t i, j, n = json_object_array_length(v);
+
+		wadd(w, k);
+		for (i = 0; i < n; i++) {
+			json_object *lse = json_object_array_get_idx(v, i), *x;
+
+			if (!json_object_is_type(lse, json_type_object) || !jget(lse, "depth")) {
+				snprintf(why, whylen, "keys.mpls: entry %zu is not an object with "
+					 "a depth", i + 1);
+				return -EINVAL;
+			}
+			wadd(w, "lse");
+			for (j = 0; j < ARRAY_SIZE(f); j++)
+				if ((x = jget(lse, f[j]))) {
+					wadd(w, f[j]);
+					wadd(w, json_object_get_string(x));
+				}
+		}
+		return 0;
+	}
+	/* "cfm": {"mdl":M,"op":O} */
+	if (!strcmp(k, "cfm") && json_object_is_type(v, json_type_object)) {
+		json_object *x;
+
+		wadd(w, k);
+		if ((x = jget(v, "mdl"))) {
+			wadd(w, "mdl");
+			wadd(w, json_object_get_string(x));
+		}
+		if ((x = jget(v, "op"))) {
+			wadd(w, "op");
+			wadd(w, json_object_get_string(x));
+		}
+		return 0;
+	}
 	if ((!strcmp(k, "src_port") || !strcmp(k, "dst_port")) &&
 	    json_object_is_type(v, json_type_object)) {
 		snprintf(b, sizeof(b), "%d-%d", json_object_get_int(jget(v, "start")),
@@ -925,12 +964,36 @@ static int json_filter(struct imp *im, json_object *f, unsigned idx)
 	}
 	keys = jget(opt, "keys");
 	if (keys && json_object_is_type(keys, json_type_object)) {
+		/* A PPPoE filter's ethertype after the tags, ppp_ses, is not
+		 * what cls_flower shows: with ppp_proto ip, ipv6 or mpls it
+		 * keeps (and shows) that protocol's ethertype there, with any
+		 * other it keeps it elsewhere and shows none */
+		bool ppp = jget(keys, "pppoe_sid") || jget(keys, "ppp_proto");
+		const char *vet = json_object_get_string(jget(keys, "vlan_ethtype"));
+		bool qinq = jget(keys, "cvlan_ethtype") || jget(keys, "cvlan_id") ||
+			    jget(keys, "cvlan_prio") || (vet && (!strcasecmp(vet, "802.1Q") ||
+								 !strcasecmp(vet, "802.1ad")));
+
 		json_object_object_foreach(keys, k, v) {
+			if (ppp && (!strcmp(k, "cvlan_ethtype") ||
+				    (!qinq && !strcmp(k, "vlan_ethtype")))) {
+				wadd(&w, k);
+				wadd(&w, "ppp_ses");
+				continue;
+			}
 			rc = json_key(&w, keys, k, v, why, sizeof(why));
 			if (rc < 0) {
 				wfree(&w);
 				return refuse(im, where, -rc, "%s", why);
 			}
+		}
+		if (ppp && qinq && !jget(keys, "cvlan_ethtype")) {
+			wadd(&w, "cvlan_ethtype");
+			wadd(&w, "ppp_ses");
+		} else if (ppp && !qinq && !vet && (!strcasecmp(proto, "802.1Q") ||
+						   !strcasecmp(proto, "802.1ad"))) {
+			wadd(&w, "vlan_ethtype");
+			wadd(&w, "ppp_ses");
 		}
 	}
 	if ((x = jget(opt, "skip_hw")) && json_object_get_boolean(x))
@@ -1114,21 +1177,42 @@ int xtcam_import_tc(const char *in, size_t len, const struct xtcam_import_opts *
 			const char *nl = memchr(p, '\n', (size_t)(end - p));
 			size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
 			char *s = strndup(p, l);
+			unsigned first = ++line;
+			bool nul = s && strlen(s) != l;
 
-			line++;
+			p += l + 1;
+			/* a line ending in a backslash goes on in the next one, as
+			 * in tc -batch and the shell (not after a comment) */
+			while (s && !nul && p < end && (l = strlen(s)) && s[l - 1] == '\\' &&
+			       !strchr(s, '#')) {
+				const char *nl2 = memchr(p, '\n', (size_t)(end - p));
+				size_t l2 = nl2 ? (size_t)(nl2 - p) : (size_t)(end - p);
+				char *t = realloc(s, l + l2 + 1);
+
+				if (!t) {
+					free(s);
+					s = NULL;
+					break;
+				}
+				s = t;
+				memcpy(s + l - 1, p, l2);
+				s[l - 1 + l2] = '\0';
+				nul = strlen(s) != l - 1 + l2;
+				line++;
+				p += l2 + 1;
+			}
 			if (!s) {
 				rc = -ENOMEM;
 				break;
 			}
-			if (strlen(s) != l) {
+			if (nul) {
 				char where[16];
 
-				snprintf(where, sizeof(where), "%u", line);
+				snprintf(where, sizeof(where), "%u", first);
 				refuse(&im, where, EINVAL, "a NUL byte in the line");
 			} else
-				rc = text_line(&im, line, s);
+				rc = text_line(&im, first, s);
 			free(s);
-			p += l + 1;
 		}
 	}
 	if (!rc && im.oom)

@@ -1401,12 +1401,35 @@ static int kw_pppoe_sid(struct pstate *ps, int kw, const char *name,
 	return 0;
 }
 
+/* The PPP protocol names tc reads (iproute2's table); the first
+ * PPP_PRINTED are the ones the printer writes, the rest print as numbers
+ * (so a saved file reads the same in an xtcam that knows only those). */
 static const struct name16 ppp_protos[] = {
-	{ "ip",      0x0021 },
-	{ "ipv6",    0x0057 },
-	{ "mpls_uc", 0x0281 },
-	{ "mpls_mc", 0x0283 },
+	{ "ip",         0x0021 },
+	{ "ipv6",       0x0057 },
+	{ "mpls_uc",    0x0281 },
+	{ "mpls_mc",    0x0283 },
+	{ "at",         0x0029 },
+	{ "ipx",        0x002b },
+	{ "vjc_comp",   0x002d },
+	{ "vjc_uncomp", 0x002f },
+	{ "mp",         0x003d },
+	{ "compfrag",   0x00fb },
+	{ "comp",       0x00fd },
+	{ "ipcp",       0x8021 },
+	{ "atcp",       0x8029 },
+	{ "ipxcp",      0x802b },
+	{ "ipv6cp",     0x8057 },
+	{ "ccpfrag",    0x80fb },
+	{ "ccp",        0x80fd },
+	{ "mplscp",     0x80fd },
+	{ "lcp",        0xc021 },
+	{ "pap",        0xc023 },
+	{ "lqr",        0xc025 },
+	{ "chap",       0xc223 },
+	{ "cbcp",       0xc029 },
 };
+#define PPP_PRINTED 4
 
 static int kw_ppp_proto(struct pstate *ps, int kw, const char *name,
 			const char *s)
@@ -1423,7 +1446,8 @@ static int kw_ppp_proto(struct pstate *ps, int kw, const char *name,
 		v = ppp_protos[i].v;
 	} else {
 		rc = get_num(&ps->e, name, s, 0, 0xffff, NB_AUTO, true,
-			     "a PPP protocol (ip, ipv6, mpls_uc, mpls_mc or",
+			     "a PPP protocol name (ip, ipv6, mpls_uc, "
+			     "mpls_mc, lcp, ... as tc names them) or number",
 			     &v);
 		if (rc)
 			return rc;
@@ -2795,10 +2819,10 @@ static void fmt_kw2(struct sb *b, const struct xtcam_rule *r, int kw)
 		sbf(b, "%u", w >> 16);
 		break;
 	case XTCAM_KW_PPP_PROTO:
-		for (i = 0; i < ARRAY_SIZE(ppp_protos); i++)
+		for (i = 0; i < PPP_PRINTED; i++)
 			if (ppp_protos[i].v == (w & 0xffff))
 				break;
-		if (i < ARRAY_SIZE(ppp_protos))
+		if (i < PPP_PRINTED)
 			sbf(b, "%s", ppp_protos[i].name);
 		else
 			sbf(b, "%#06x", w & 0xffff);

@@ -7,7 +7,10 @@
 # d0 in one namespace) and, through `xtcam import tc`, into xtcam (XDP on
 # veth d0 in a second namespace); the same frames are sent into both d0s
 # from their peers p0; each rule's packet count (`tc -s -j filter show`,
-# `xtcam -j rule show`) must grow by the same number on both sides.  The
+# `xtcam -j rule show`) must grow by the same number on both sides.  Each
+# round's filters are also read back from the kernel with `tc -j filter
+# show`, and `xtcam import tc` of that JSON must give the rules the import
+# of the lines gave.  The
 # rules, frames and comparison are build/tests/flower-oracle's
 # (tests/flower/oracle.c).  Rounds: "gen", 2000 generated rules
 # (each its own pref, in xtcam's (prio, handle) order, so that no two share
@@ -137,6 +140,49 @@ xt_load() {  # ROUND FIRST
 		{ say "FAIL: xtcam rule load of round $r's import"; return 1; }
 }
 
+# tc's JSON of the round's filters as the kernel holds them (`tc -j filter
+# show`): `xtcam import tc` of it must give the rules the import of the
+# lines gave (the same prio, handle and match, in the same order).  The
+# kernel shows a match on the first MPLS label stack entry only as
+# mpls_label, mpls_tc, mpls_bos, mpls_ttl however it was written, so
+# `mpls lse depth 1 ...` alone is compared in that spelling; and it does
+# not show a vlan_ethtype or cvlan_ethtype ppp_ses (it keeps it as the
+# PPPoE key's type): without pppoe_sid or ppp_proto beside it, the JSON
+# cannot say it was there, so it is left out of the comparison.
+shown_as_json() {
+	awk '{
+		if ($0 !~ / (pppoe_sid|ppp_proto) /)
+			gsub(/ c?vlan_ethtype ppp_ses/, "")
+		if (match($0, / mpls lse depth 1( (label|tc|bos|ttl) [0-9]+)*/)) {
+			seg = substr($0, RSTART, RLENGTH); rest = substr($0, RSTART + RLENGTH)
+			if (rest !~ /^ lse /) {
+				sub(/^ mpls lse depth 1/, "", seg)
+				gsub(/ label /, " mpls_label ", seg); gsub(/ tc /, " mpls_tc ", seg)
+				gsub(/ bos /, " mpls_bos ", seg); gsub(/ ttl /, " mpls_ttl ", seg)
+				$0 = substr($0, 1, RSTART - 1) seg rest
+			}
+		}
+		print
+	}'
+}
+xt_json() {  # ROUND
+	local r=$1
+	if ! int tc -j filter show dev d0 ingress >"$work/$r.json" 2>"$work/$r.json.err"; then
+		say "ERROR: tc -j filter show of round $r:"; head -5 "$work/$r.json.err"; return 2
+	fi
+	if ! inx "$xt" import tc "$work/$r.json" dev d0 >"$work/$r.jsave" 2>"$work/$r.json.err"; then
+		say "FAIL $r: xtcam import tc refused tc -j filter show's JSON:"
+		sed 's/^/  /' "$work/$r.json.err" | head -10
+		return 1
+	fi
+	if ! diff <(grep '^rule add ' "$work/$r.save" | shown_as_json) <(grep '^rule add ' "$work/$r.jsave" | shown_as_json) \
+		>"$work/$r.json.diff"; then
+		say "FAIL $r: the import of tc's JSON differs from the import of its lines (< lines, > JSON):"
+		head -10 "$work/$r.json.diff" | sed 's/^/  /'
+		return 1
+	fi
+}
+
 # both sides at once (the guest has two CPUs)
 snap() {  # NAME
 	local a b
@@ -198,6 +244,8 @@ while read -r r <&3; do
 	t2=$(now)
 	xt_load "$r" "$first" || { status=1; break; }
 	first=0
+	xt_json "$r"
+	case $? in 0) ;; 1) status=1 ;; *) exit 2 ;; esac
 	t3=$(now)
 	snap before || die "snapshot"
 	t4=$(now)

@@ -331,15 +331,18 @@ Test(cli, flower_keywords_show_save_restore)
 		"handle 1 prio 1 protocol ipv4 ip_proto udp action drop",
 		"handle 2 prio 2 protocol 802.1Q vlan_id 5 vlan_ethtype ipv4 action drop",
 		"handle 3 prio 3 eth_type ipv4 action pass",
-		"handle 4 prio 4 protocol arp arp_op reply arp_sip 10.0.0.0/8 arp_sha 00:11:22:33:44:55 action drop",
+		"handle 4 prio 4 protocol arp arp_op reply arp_sip 10.0.0.0/8 arp_tip 10.1.2.3 arp_sha 00:11:22:33:44:55 arp_tha 00:11:00:00:00:00/16 action drop",
 		"handle 5 prio 5 protocol mpls_uc mpls lse depth 1 label 100 lse depth 2 bos 1 action drop",
-		"handle 6 prio 6 protocol mpls_uc mpls_label 7 mpls_ttl 9 action drop",
+		"handle 6 prio 6 protocol mpls_uc mpls_label 7 mpls_tc 3 mpls_bos 1 mpls_ttl 9 action drop",
 		"handle 7 prio 7 pppoe_sid 7 ppp_proto ipv6 action drop",
 		"handle 8 prio 8 ip_proto l2tp l2tpv3_sid 9 action drop",
 		"handle 9 prio 9 ip_proto esp spi 0xabc action drop",
 		"handle 10 prio 10 cfm mdl 3 op 1 action drop",
 		"handle 11 prio 11 num_of_vlans 2 action drop",
 		"handle 12 prio 12 indev lo action drop",
+		"handle 13 prio 13 ip_proto ah spi 0x10 action drop",
+		"handle 14 prio 14 ip_proto tcp ip_flags frag/nofirstfrag action drop",
+		"handle 15 prio 15 protocol rarp arp_op request action drop",
 	};
 	char *a, *b, *o = NULL, path[64];
 	size_t i;

@@ -168,3 +168,73 @@ Test(import_cli, rule_add_takes_tc_words)
 		  strstr(o, "prio 9 protocol ipv4 ip_proto tcp action drop"), "%s", o);
 	free(o);
 }
+
+/* Live frames through an imported script of flower's keywords: protocol is
+ * the outermost ethertype (a tagged IPv4 frame is not `protocol ip`),
+ * vlan_ethtype under a tag, ARP's opcode and target address, num_of_vlans
+ * of a QinQ frame; each rule's counter counts what it took. */
+Test(import_cli, flower_keywords_on_live_frames)
+{
+	struct t_pair p;
+	struct pkt_spec s;
+	char *o = NULL;
+	int i;
+
+	cr_assert_eq(t_pair_make(&p, "k"), 0);
+	cr_assert_eq(t_sh(NULL, "printf '%%s\\n' 'tc qdisc add dev %s clsact' "
+			  "'tc filter add dev %s ingress pref 1 protocol ip flower ip_proto udp "
+			  "dst_port 7 action drop' "
+			  "'tc filter add dev %s ingress pref 2 protocol 802.1q flower vlan_id 100 "
+			  "vlan_ethtype ip ip_proto udp dst_port 8 action drop' "
+			  "'tc filter add dev %s ingress pref 3 protocol arp flower arp_op request "
+			  "arp_tip 10.9.9.9 action drop' "
+			  "'tc filter add dev %s ingress pref 4 protocol all flower num_of_vlans 2 "
+			  "action drop' > %s/tc", p.a, p.a, p.a, p.a, p.a, dir), 0);
+	cr_assert_eq(t_sh(&o, "\"$XTCAM_BIN\" import tc %s/tc netns %s > %s/cfg && cat %s/cfg",
+			  dir, p.ns_a, dir, dir), 0, "%s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "restore %s/cfg", dir), 0, "%s", o);
+	free(o);
+
+	t_frame(&p, &s, 0);
+	s.sport = 1000;
+	s.dport = 7;
+	cr_assert_eq(through(&p, &s, 0x7301, 4), 0, "untagged udp/7 dropped (pref 1)");
+	s.nvlan = 1;
+	s.tpid[0] = 0x8100;
+	s.tci[0] = 100;
+	cr_assert_eq(through(&p, &s, 0x7302, 4), 4,
+		     "tagged udp/7 passes: protocol ip is the outermost ethertype");
+	s.dport = 8;
+	cr_assert_eq(through(&p, &s, 0x7303, 4), 0, "tagged udp/8 dropped (pref 2)");
+	s.nvlan = 0;
+	cr_assert_eq(through(&p, &s, 0x7304, 4), 4, "untagged udp/8 passes");
+	s.nvlan = 2;
+	s.tpid[0] = 0x88a8;
+	s.tci[0] = 100;
+	s.tpid[1] = 0x8100;
+	s.tci[1] = 5;
+	s.dport = 7;
+	cr_assert_eq(through(&p, &s, 0x7305, 3), 0, "QinQ dropped (pref 4, num_of_vlans 2)");
+
+	t_frame(&p, &s, 0);
+	s.eth_type = 0x0806;
+	s.arp_op = 1;
+	for (i = 0; i < 4; i++)
+		s.saddr[i] = (uint8_t[]){ 10, 9, 9, 1 }[i];
+	for (i = 0; i < 4; i++)
+		s.daddr[i] = (uint8_t[]){ 10, 9, 9, 9 }[i];
+	cr_assert_eq(through(&p, &s, 0x7306, 3), 0, "ARP request for 10.9.9.9 dropped (pref 3)");
+	s.daddr[3] = 8;
+	cr_assert_eq(through(&p, &s, 0x7307, 3), 3, "ARP request for 10.9.9.8 passes");
+	s.arp_op = 2;
+	s.daddr[3] = 9;
+	cr_assert_eq(through(&p, &s, 0x7308, 3), 3, "ARP reply passes");
+
+	cr_assert_eq(t_xtcam(&o, "-j rule show %s", p.a), 0, "%s", o);
+	cr_expect_eq(t_rule_field(o, 1, "packets"), 4, "%s", o);
+	cr_expect_eq(t_rule_field(o, 2, "packets"), 4, "%s", o);
+	cr_expect_eq(t_rule_field(o, 3, "packets"), 3, "%s", o);
+	cr_expect_eq(t_rule_field(o, 4, "packets"), 3, "%s", o);
+	free(o);
+}

@@ -416,6 +416,34 @@ Test(hwoffload, refusals_for_rules_the_offload_cannot_run)
 	XT_OK("unbind b dev %s", p[0]);
 }
 
+/* tc's placement words on an offloaded block: skip_sw is where its rules
+ * run, skip_hw cannot be (a block's rules run in one place), and indev is
+ * refused because the offload program does not read it; nothing refused
+ * is added. */
+Test(hwoffload, tc_placement_words_and_indev)
+{
+	char p[1][16], *o = NULL;
+
+	nsim_new(1, p);
+	XT_OK("block add b");
+	XT_OK("bind b dev %s mode hw", p[0]);
+	XT_OK("rule add b pref 3 protocol ip flower skip_sw ip_proto udp action drop");
+	cr_assert_eq(t_xtcam(&o, "rule add b pref 4 protocol ip flower skip_hw ip_proto tcp "
+			     "action drop"), 1, "%s", o);
+	cr_assert(has(o, "skip_hw: block b runs on the NIC (bound mode hw to ") &&
+		  has(o, "(EOPNOTSUPP)"), "%s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "rule add b pref 5 protocol ip flower indev lo action drop"), 1,
+		     "%s", o);
+	cr_assert(has(o, "indev") && has(o, "(EOPNOTSUPP)"), "%s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "-j rule show b"), 0, "%s", o);
+	cr_assert(has(o, "\"prio\":3") && !has(o, "\"prio\":4") && !has(o, "\"prio\":5"),
+		  "%s", o);
+	free(o);
+	XT_OK("unbind b dev %s", p[0]);
+}
+
 Test(hwoffload, device_removed_while_bound)
 {
 	char p[1][16], dir[256], *o = NULL;

@@ -8,6 +8,7 @@
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,4 +284,42 @@ Test(flower, l2tpv3_esp_ah)
 	expect_spec(&s, 10, "AH SPI 0x1234abce");
 	s.frag = 2;
 	expect_spec(&s, 0, "AH later fragment: no SPI");
+}
+
+/* The verifier's work on the parser, which reads every header flower
+ * matches, and on the classifier (prog_info's verified_insns, reported
+ * from Linux 5.16) stays within a budget well under the verifier's limit
+ * of a million instructions.  A parser that grows past it must say why
+ * here, with the new figure. */
+#define PARSE_BUDGET    750000u
+#define CLASSIFY_BUDGET 500000u
+
+static __u32 verified_insns(int fd)
+{
+	struct bpf_prog_info pi;
+	__u32 len = sizeof(pi);
+
+	memset(&pi, 0, sizeof(pi));
+	cr_assert_eq(bpf_obj_get_info_by_fd(fd, &pi, &len), 0);
+	return pi.verified_insns;
+}
+
+Test(flower, verifier_budget, .timeout = 120)
+{
+	struct xtcam_block_spec spec = { .capacity = 1024,
+					 .dflt = { .type = XTCAM_ACT_PASS } };
+	struct xtcam_dp *d;
+	__u32 p, c;
+
+	cr_assert_eq(xtcam_dp_create(&spec, 0, &d), 0);
+	p = verified_insns(xtcam_dp_parse_fd(d));
+	c = verified_insns(xtcam_dp_classify_fd(d));
+	xtcam_dp_free(d);
+	if (!p)
+		cr_skip_test("this kernel does not report verified_insns");
+	cr_log_info("verifier: parser %u, classifier %u instructions", p, c);
+	cr_expect_leq(p, PARSE_BUDGET, "the parser cost the verifier %u instructions "
+		      "(budget %u)", p, PARSE_BUDGET);
+	cr_expect_leq(c, CLASSIFY_BUDGET, "the classifier cost the verifier %u "
+		      "instructions (budget %u)", c, CLASSIFY_BUDGET);
 }

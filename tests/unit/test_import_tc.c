@@ -237,17 +237,77 @@ Test(import_tc, skip_sw_makes_a_hw_binding)
 	       "bind nsim0 dev nsim0 mode hw\n");
 }
 
+/* A block runs its rules in one place: skip_hw and skip_sw rules in one
+ * block are refused, whichever comes first, naming the other's line. */
+Test(import_tc, skip_hw_and_skip_sw_in_one_block)
+{
+	static const char *const flags[][2] = { { "skip_hw", "skip_sw" },
+						{ "skip_sw", "skip_hw" } };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		char text[512], why[64];
+		struct res r;
+
+		snprintf(text, sizeof(text),
+			 "tc qdisc add dev nsim0 clsact\n"
+			 "tc filter add dev nsim0 ingress pref 1 protocol ip flower %s ip_proto tcp "
+			 "action drop\n"
+			 "tc filter add dev nsim0 ingress pref 2 protocol ip flower %s ip_proto udp "
+			 "action drop\n", flags[i][0], flags[i][1]);
+		snprintf(why, sizeof(why), "t.tc:3: %s: block nsim0 has a %s rule (line 2)",
+			 flags[i][1], flags[i][0]);
+		r = imp(text, false);
+		cr_assert_lt(r.rc, 0, "%s", text);
+		cr_assert_null(r.out);
+		cr_assert(r.msgs && strstr(r.msgs, why), "%s: %s", why, r.msgs);
+		res_free(&r);
+	}
+}
+
+/* A line ending in a backslash goes on in the next (tc -batch's
+ * getcmdline(), the shell), as the kernel's selftests write their lines;
+ * a refusal names the first line of it. */
+Test(import_tc, backslash_continues_a_line)
+{
+	struct res r;
+
+	expect("tc filter add dev e ingress protocol ip pref 1 handle 101 flower \\\n"
+	       "\t\tskip_hw dst_ip 192.0.2.2 action drop\n"
+	       "tc filter add dev e ingress protocol ip pref 2 handle 102 \\\n"
+	       "   flower \\\n"
+	       "   src_ip 192.0.2.1 action drop\n"
+	       "# a comment \\\n"
+	       "tc filter add dev e ingress protocol ip pref 3 flower action pass\n",
+	       "block add e capacity 65536 default pass\n"
+	       "rule add e prio 1 handle 101 protocol ip dst_ip 192.0.2.2 action drop\n"
+	       "rule add e prio 2 handle 102 protocol ip src_ip 192.0.2.1 action drop\n"
+	       "rule add e prio 3 handle 1 protocol ip action pass\n"
+	       "bind e dev e mode native\n");
+	r = imp("tc qdisc add dev e clsact\n"
+		"tc filter add dev e ingress pref 1 \\\n"
+		"  protocol ip flower \\\n"
+		"  dst_porr 5 action drop\n"
+		"tc filter add dev e ingress pref 2 protocol ip flower action porr\n", false);
+	cr_assert_lt(r.rc, 0);
+	cr_assert(r.msgs && strstr(r.msgs, "t.tc:2: unknown keyword \"dst_porr\"") &&
+		  strstr(r.msgs, "t.tc:5: action: unknown action"), "%s", r.msgs);
+	res_free(&r);
+}
+
 /* Ethertypes as tc prints them: iproute2's names, "[N]" for the rest */
 Test(import_tc, tc_ethertype_names)
 {
 	expect("filter add dev e ingress pref 1 protocol [35020] flower action drop\n"
 	       "filter add dev e ingress pref 2 protocol teb flower action drop\n"
 	       "filter add dev e ingress pref 3 protocol 802.1Q flower vlan_ethtype ipx "
-	       "action drop\n",
+	       "action drop\n"
+	       "filter add dev e ingress pref 4 protocol LLDP flower action drop\n",
 	       "block add e capacity 65536 default pass\n"
 	       "rule add e prio 1 handle 1 protocol 0x88cc action drop\n"
 	       "rule add e prio 2 handle 2 protocol 0x6558 action drop\n"
 	       "rule add e prio 3 handle 3 protocol 802.1Q vlan_ethtype 0x8137 action drop\n"
+	       "rule add e prio 4 handle 4 protocol 0x88cc action drop\n"
 	       "bind e dev e mode auto\n");
 }
 
@@ -411,6 +471,86 @@ Test(import_tc, json_filter_show)
 		  "%s", msgs);
 	free(msgs);
 	free(in);
+}
+
+/* The keys of flower's other headers as tc -j prints them (iproute2's
+ * print functions): mpls as an array of label stack entries, ppp_proto by
+ * its PPP name, cfm as an object, spi in hex without 0x, indev beside the
+ * keys. */
+#define GACT_DROP "\"actions\":[{\"order\":1,\"kind\":\"gact\",\"control_action\":" \
+	"{\"type\":\"drop\"},\"prob\":{\"random_type\":\"none\",\"control_action\":" \
+	"{\"type\":\"pass\"},\"val\":0},\"index\":1,\"ref\":1,\"bind\":1}]"
+Test(import_tc, json_flower_keys)
+{
+	static const char json[] =
+		"[{\"protocol\":\"mpls_uc\",\"pref\":1,\"kind\":\"flower\",\"chain\":0},"
+		"{\"protocol\":\"mpls_uc\",\"pref\":1,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"mpls\":[{\"depth\":1,\"label\":16},"
+		"{\"depth\":3,\"tc\":2,\"bos\":1,\"ttl\":9}]},\"skip_hw\":true,"
+		"\"not_in_hw\":true," GACT_DROP "}},"
+		"{\"protocol\":\"ppp_ses\",\"pref\":2,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"pppoe_sid\":7,\"ppp_proto\":\"lcp\"},"
+		GACT_DROP "}},"
+		"{\"protocol\":\"arp\",\"pref\":3,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"arp_sip\":\"10.0.0.0/8\","
+		"\"arp_op\":\"1/3\",\"arp_sha\":\"00:11:22:33:44:55\"}," GACT_DROP "}},"
+		"{\"protocol\":\"all\",\"pref\":4,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"cfm\":{\"mdl\":3,\"op\":1}},"
+		GACT_DROP "}},"
+		"{\"protocol\":\"ip\",\"pref\":5,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"indev\":\"lo\",\"keys\":{\"eth_type\":\"ipv4\","
+		"\"ip_proto\":\"esp\",\"spi\":\"10203\"}," GACT_DROP "}},"
+		"{\"protocol\":\"ip\",\"pref\":6,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"eth_type\":\"ipv4\","
+		"\"ip_proto\":\"l2tp\",\"l2tpv3_sid\":4000000000}," GACT_DROP "}},"
+		/* cls_flower shows ppp_proto ipv6 as the ethertype after the tag */
+		"{\"protocol\":\"802.1Q\",\"pref\":7,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"vlan_id\":5,\"vlan_ethtype\":\"ipv6\","
+		"\"pppoe_sid\":7,\"ppp_proto\":\"ipv6\"}," GACT_DROP "}},"
+		/* with another ppp_proto under two tags it shows no cvlan_ethtype */
+		"{\"protocol\":\"802.1ad\",\"pref\":9,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"vlan_id\":5,\"vlan_ethtype\":\"802.1Q\","
+		"\"cvlan_id\":6,\"pppoe_sid\":7,\"ppp_proto\":\"lcp\"}," GACT_DROP "}},"
+		"{\"protocol\":\"802.1ad\",\"pref\":10,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"vlan_ethtype\":\"802.1Q\","
+		"\"cvlan_ethtype\":\"ip\",\"ppp_proto\":\"ip\"}," GACT_DROP "}},"
+		/* and none under one tag without ppp_proto */
+		"{\"protocol\":\"802.1Q\",\"pref\":11,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{\"vlan_id\":2,\"pppoe_sid\":7},"
+		GACT_DROP "}},"
+		"{\"protocol\":\"LLDP\",\"pref\":8,\"kind\":\"flower\",\"chain\":0,"
+		"\"options\":{\"handle\":1,\"keys\":{}," GACT_DROP "}}]";
+	struct xtcam_import_opts o = { .name = "j", .dev = "veth0" };
+	char *out = NULL, *msgs = NULL, got[4096], want[4096];
+
+	cr_assert_eq(xtcam_import_tc(json, strlen(json), &o, &out, &msgs), 0, "%s", msgs);
+	rules_of(out, got, sizeof(got));
+	canon("block add veth0 capacity 65536 default pass\n"
+	      "rule add veth0 prio 1 handle 1 protocol mpls_uc mpls lse depth 1 label 16 "
+	      "lse depth 3 tc 2 bos 1 ttl 9 action drop\n"
+	      "rule add veth0 prio 2 handle 2 protocol ppp_ses pppoe_sid 7 ppp_proto 0xc021 "
+	      "action drop\n"
+	      "rule add veth0 prio 3 handle 3 protocol arp arp_op 1/3 arp_sip 10.0.0.0/8 "
+	      "arp_sha 00:11:22:33:44:55 action drop\n"
+	      "rule add veth0 prio 4 handle 4 protocol all cfm mdl 3 op 1 action drop\n"
+	      "rule add veth0 prio 5 handle 5 protocol ip ip_proto esp spi 0x10203 indev lo "
+	      "action drop\n"
+	      "rule add veth0 prio 6 handle 6 protocol ip ip_proto l2tp l2tpv3_sid 4000000000 "
+	      "action drop\n"
+	      "rule add veth0 prio 7 handle 7 protocol 802.1Q vlan_id 5 vlan_ethtype ppp_ses "
+	      "pppoe_sid 7 ppp_proto ipv6 action drop\n"
+	      "rule add veth0 prio 8 handle 8 protocol 0x88cc action drop\n"
+	      "rule add veth0 prio 9 handle 9 protocol 802.1ad vlan_id 5 vlan_ethtype 802.1Q "
+	      "cvlan_id 6 cvlan_ethtype ppp_ses pppoe_sid 7 ppp_proto 0xc021 action drop\n"
+	      "rule add veth0 prio 10 handle 10 protocol 802.1ad vlan_ethtype 802.1Q "
+	      "cvlan_ethtype ppp_ses ppp_proto ip action drop\n"
+	      "rule add veth0 prio 11 handle 11 protocol 802.1Q vlan_id 2 vlan_ethtype ppp_ses "
+	      "pppoe_sid 7 action drop\n"
+	      "bind veth0 dev veth0 mode native\n", want, sizeof(want));
+	cr_assert_str_eq(got, want);
+	restores(out);
+	free(out);
+	free(msgs);
 }
 
 Test(import_tc, json_refusals)

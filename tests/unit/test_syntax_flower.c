@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <json-c/json.h>
+#include <stdio.h>
 #include <string.h>
 #include "xtcam/compile.h"
 #include "xtcam/hwcompile.h"
@@ -114,6 +115,36 @@ Test(flower, json_values)
 	cr_expect(!json_object_object_get_ex(j, "src_ip", NULL));
 	cr_expect(!json_object_object_get_ex(j, "ip_proto", NULL));
 	json_object_put(j);
+}
+
+/* ppp_proto takes every PPP protocol name tc does (iproute2's
+ * lib/ppp_proto.c, the values of linux/ppp_defs.h); the printer writes the
+ * first four by name and the rest as numbers, which read back the same. */
+Test(flower, ppp_proto_names_as_tc)
+{
+	static const struct { const char *name; uint16_t v; } t[] = {
+		{ "ip", 0x0021 }, { "at", 0x0029 }, { "ipx", 0x002b },
+		{ "vjc_comp", 0x002d }, { "vjc_uncomp", 0x002f }, { "mp", 0x003d },
+		{ "ipv6", 0x0057 }, { "compfrag", 0x00fb }, { "comp", 0x00fd },
+		{ "mpls_uc", 0x0281 }, { "mpls_mc", 0x0283 }, { "ipcp", 0x8021 },
+		{ "atcp", 0x8029 }, { "ipxcp", 0x802b }, { "ipv6cp", 0x8057 },
+		{ "ccpfrag", 0x80fb }, { "ccp", 0x80fd }, { "mplscp", 0x80fd },
+		{ "lcp", 0xc021 }, { "pap", 0xc023 }, { "lqr", 0xc025 },
+		{ "chap", 0xc223 }, { "cbcp", 0xc029 },
+	};
+	char line[128], text[XTCAM_RULE_TEXT_MAX];
+	struct xtcam_rule r, back;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		snprintf(line, sizeof(line), "prio 1 pppoe_sid 7 ppp_proto %s action drop",
+			 t[i].name);
+		parse_ok(line, NULL, &r);
+		cr_expect_eq(ntohl(r.value.src_ip[0]) & 0xffff, t[i].v, "%s", line);
+		cr_assert_gt(xtcam_rule_format(&r, NULL, text, sizeof(text)), 0);
+		parse_ok(text, NULL, &back);
+		cr_expect(!memcmp(&r, &back, sizeof(r)), "%s: printed as \"%s\"", line, text);
+	}
 }
 
 /* --- errors ---------------------------------------------------------------- */
@@ -243,6 +274,47 @@ Test(flower, errors)
 
 	for (i = 0; i < ARRAY_SIZE(t); i++)
 		expect_error(t[i].line, NULL, t[i].err, t[i].subs);
+}
+
+/* Every keyword of iproute2's tc/f_flower.c (6.1 and later) is either taken
+ * or refused with the one message: none is an unknown keyword, and each
+ * refused one says why and what instead, with EOPNOTSUPP. */
+Test(flower, every_flower_keyword_taken_or_refused)
+{
+	static const char *const taken[] = {
+		"arp_op", "arp_sha", "arp_sip", "arp_tha", "arp_tip", "cfm", "code",
+		"cvlan_ethtype", "cvlan_id", "cvlan_prio", "dst_ip", "dst_mac", "dst_port",
+		"indev", "ip_flags", "ip_proto", "ip_tos", "ip_ttl", "l2tpv3_sid", "mpls",
+		"mpls_bos", "mpls_label", "mpls_tc", "mpls_ttl", "num_of_vlans", "ppp_proto",
+		"pppoe_sid", "spi", "src_ip", "src_mac", "src_port", "tcp_flags", "type",
+		"vlan_ethtype", "vlan_id", "vlan_prio",
+	};
+	static const char *const refused[] = {
+		"classid", "flowid", "hw_tc", "verbose", "chain", "l2_miss",
+		"ct_state", "ct_zone", "ct_mark", "ct_label",
+		"enc_key_id", "enc_dst_ip", "enc_src_ip", "enc_dst_port", "enc_tos", "enc_ttl",
+		"enc_flags", "geneve_opts", "vxlan_opts", "erspan_opts", "gtp_opts", "pfcp_opts",
+	};
+	char line[128], err[XTCAM_ERR_MAX], want[64];
+	struct xtcam_rule r;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(taken); i++) {
+		snprintf(line, sizeof(line), "prio 1 %s 1 action drop", taken[i]);
+		err[0] = '\0';
+		parse(line, &r, NULL, err, sizeof(err));
+		cr_expect(!strstr(err, "unknown keyword"), "%s: %s", line, err);
+		cr_expect(!strstr(err, "does not support"), "%s: %s", line, err);
+	}
+	for (i = 0; i < ARRAY_SIZE(refused); i++) {
+		snprintf(line, sizeof(line), "prio 1 %s 1 action drop", refused[i]);
+		snprintf(want, sizeof(want), "%s: a tc-flower keyword xtcam does not support (",
+			 refused[i]);
+		cr_expect_eq(parse(line, &r, NULL, err, sizeof(err)), -EOPNOTSUPP, "%s", line);
+		cr_expect(!strncmp(err, want, strlen(want)), "%s: %s", line, err);
+		cr_expect(strstr(err, "); ") && err[strlen(err) - 1] != ' ', "%s: no \"instead\": %s",
+			  line, err);
+	}
 }
 
 /* --- what a rule matches ------------------------------------------------------

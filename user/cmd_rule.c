@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
 #include "xtcam/compile.h"
@@ -291,6 +292,63 @@ int xtcam_rules_join(struct xtcam_ctx *c)
 	return rcopy_join(c, NULL, 0);
 }
 
+/*
+ * The CLI's big change (ctx->finisher) returns at its commit point, the
+ * registry's flip: a process forked there brings the registry's other
+ * generation up to date (its copy) and the data paths' (their grace
+ * periods and catch-ups, held for it: xtcam_xdp_hold) on two cores, as
+ * the command would have, and exits.  It keeps the writers' lock (the
+ * flock is the open file's, which it shares: the lock is let go when it
+ * exits too), holds none of the caller's files (its standard streams go
+ * to /dev/null, every file the command did not open itself is closed)
+ * and leaves the terminal's session.  Killed at any point, it leaves
+ * what a kill of the command there leaves: the block record marked and
+ * the data paths dirty, which the next command repairs to the committed
+ * state.  0: the parent, the rest is the child's; 1: no process (the
+ * caller finishes).
+ */
+static int finish_detached(struct xtcam_ctx *c, struct xtcam_block_rec *rec,
+			   const struct xtcam_rule_op *ops, size_t n)
+{
+	struct side sside = { .c = c };
+	pid_t pid = fork();
+	int fd, e, e1;
+	long max;
+	bool two;
+
+	if (pid < 0)
+		return 1;
+	if (pid) {
+		xtcam_xdp_forget(c);
+		return 0;
+	}
+	setsid();
+	max = sysconf(_SC_OPEN_MAX);
+	for (fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++) {
+		int fl = fcntl(fd, F_GETFD);
+
+		/* (what the command opened, it opened close-on-exec) */
+		if (fl >= 0 && !(fl & FD_CLOEXEC))
+			close(fd);
+	}
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	}
+	xtcam_progress_quiet = true;
+	xtcam_state_note_holder(c->st);
+	xtcam_crash_point("finish");
+	two = side_start(&sside, side_settle);
+	e = xtcam_state_rules_copy(c->st, rec, ops, n);
+	e1 = two ? side_join(&sside) : xtcam_xdp_settle(c);
+	xtcam_crash_point("commit");
+	/* (nothing freed: the process ends, without its exit handlers) */
+	_exit(e || e1 ? 1 : 0);
+}
+
 static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
 		      size_t n, bool known, char *err, size_t errlen)
 {
@@ -300,7 +358,7 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	__s64 entries;
 	size_t i;
 	char msg[XTCAM_ERRMSG_MAX] = "";
-	bool two;
+	bool two, fin;
 	int e1, e2;
 	char last[sizeof(rec.name)] = "";
 	int e = rcopy_join(c, last, sizeof(last));
@@ -364,7 +422,10 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	 * other generation and commits: a flip's catch-up of its own other
 	 * generation waits for the settle, which a big change runs beside the
 	 * registry's commit (see struct side) */
+	fin = c->finisher && !c->linger && n > DEFER_MAX;
 	xtcam_xdp_defer(c, true);
+	if (fin)
+		xtcam_xdp_hold(c);
 	wside = (struct side){ .c = c, .rec = &rec, .ops = ops, .n = n };
 	two = n > DEFER_MAX && side_start(&wside, side_write);
 	e = known ? xtcam_block_rules_apply_known(b, ops, n, msg, sizeof(msg)) :
@@ -384,6 +445,18 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	xtcam_trace("stage");
 	rec.nentries = (__u32)entries;
 	sside = (struct side){ .c = c };
+	if (!e && fin) {
+		/* the commit point, then the rest in a process of its own */
+		e = xtcam_state_rules_flip(c->st, &rec, ops, n);
+		if (!e && !finish_detached(c, &rec, ops, n)) {
+			xtcam_trace("commit");
+			return 0;
+		}
+		two = !e && side_start(&sside, side_settle);
+		if (!e)
+			e = xtcam_state_rules_copy(c->st, &rec, ops, n);
+		goto settle;
+	}
 	two = !e && n > DEFER_MAX && side_start(&sside, side_settle);
 	if (!e && !two && c->linger && c->notify) {
 		e = xtcam_state_rules_flip(c->st, &rec, ops, n);
@@ -392,6 +465,7 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	} else if (!e) {
 		e = xtcam_state_rules_commit(c->st, &rec, ops, n);
 	}
+settle:
 	xtcam_trace("commit");
 	e1 = two ? side_join(&sside) : c->linger ? 0 : xtcam_xdp_settle(c);
 	xtcam_trace("settle");
@@ -861,7 +935,10 @@ int xtcam_cmd_rule_load_pack(struct xtcam_ctx *c, const char *block, struct xtca
 	for (i = 0; i < n; i++)
 		sorted[i] = xtcam_rpack_rule(p, hx[i].i);
 	free(hx);
+	/* the CLI's load: a big one returns at its commit point */
+	c->finisher = true;
 	e = load_add(c, block, sorted, n, check, err, errlen);
+	c->finisher = false;
 	free(sorted);
 	return e;
 }

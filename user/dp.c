@@ -2076,13 +2076,38 @@ int xtcam_dp_settle(struct xtcam_dp *dp)
 
 	if (!t)
 		return 0;
-	pthread_join(dp->sync_th, NULL);
+	if (dp->pend_held) {
+		dp->pend_held = false;
+		err = txn_finish(t, true);
+	} else {
+		pthread_join(dp->sync_th, NULL);
+		err = dp->sync_err;
+	}
 	xtcam_trace("dp settle");
 	dp->pend = NULL;
-	err = dp->sync_err;
 	txn_free(t);
 	free(t);
 	return err;
+}
+
+void xtcam_dp_forget(struct xtcam_dp *dp)
+{
+	struct txn *t = dp->pend;
+
+	if (!t || !dp->pend_held) {
+		xtcam_dp_settle(dp);
+		return;
+	}
+	dp->pend = NULL;
+	dp->pend_held = false;
+	txn_free(t);
+	free(t);
+}
+
+void xtcam_dp_set_hold(struct xtcam_dp *dp)
+{
+	dp->defer = true;
+	dp->hold = true;
 }
 
 void xtcam_dp_set_notify(struct xtcam_dp *dp, void (*fn)(void *arg, int delta), void *arg)
@@ -2094,6 +2119,8 @@ void xtcam_dp_set_notify(struct xtcam_dp *dp, void (*fn)(void *arg, int delta), 
 void xtcam_dp_set_defer(struct xtcam_dp *dp, bool defer)
 {
 	dp->defer = defer;
+	if (!defer)
+		dp->hold = false;
 }
 
 /* Commit t; with dp->defer, t is moved into dp->pend (t is left empty)
@@ -2157,6 +2184,15 @@ static int txn_commit(struct txn *t)
 			p->err = NULL;          /* the caller's, gone by then */
 			p->errlen = 0;
 			dp->pend = p;
+			if (dp->hold) {
+				/* (xtcam_dp_settle or xtcam_dp_forget) */
+				dp->pend_held = true;
+				memset(t, 0, sizeof(*t));
+				t->dp = dp;
+				u64map_init(&t->rules);
+				u64map_init(&t->si);
+				return 0;
+			}
 			if (dp->notify)
 				dp->notify(dp->notify_arg, 1);
 			if (!pthread_create(&dp->sync_th, NULL, sync_thread, dp)) {

@@ -373,6 +373,12 @@ static void lock_note_holder(int fd)
 	}
 }
 
+void xtcam_state_note_holder(struct xtcam_state *st)
+{
+	if (st->lock_fd >= 0)
+		lock_note_holder(st->lock_fd);
+}
+
 /* The process holding the flock on fd (from /proc/locks), or 0. */
 static pid_t lock_holder_pid(int fd)
 {
@@ -424,7 +430,9 @@ static bool lock_holder(int fd, char *buf, size_t len)
 					  cmd, sizeof(cmd));
 		}
 	}
-	if (!pid)
+	/* (the kernel names the process that took the lock: a command's
+	 * finisher, which holds it after the command, writes its own pid) */
+	if (!pid || (pid != wrote && kill(pid, 0) && errno == ESRCH))
 		pid = wrote > 0 && !kill(wrote, 0) ? wrote : 0;
 	if (pid && pid != wrote)
 		cmdline_of(pid, cmd, sizeof(cmd));
@@ -2014,6 +2022,8 @@ static int write_pipe(struct xtcam_state *st, __u32 id, __u32 gen,
 		pthread_mutex_unlock(&p.mu);
 		if (!e)
 			e = write_chunk(st, id, gen, ops + i, k, false);
+		if (!i)
+			xtcam_crash_point("copy");      /* a chunk of the copy in */
 		if (phase)
 			xtcam_progress(phase, i + k, n);
 	}

@@ -1997,9 +1997,11 @@ static void *pipe_keys(void *arg)
 	return NULL;
 }
 
-/* 1: not started (the caller writes the batch itself) */
+/* 1: not started (the caller writes the batch itself); point: the crash
+ * point once its first chunk is in (NULL: none) */
 static int write_pipe(struct xtcam_state *st, __u32 id, __u32 gen,
-		      const struct xtcam_rule_op *ops, size_t n, const char *phase)
+		      const struct xtcam_rule_op *ops, size_t n, const char *phase,
+		      const char *point)
 {
 	struct pipe p = { .st = st, .id = id, .gen = gen, .ops = ops, .n = n };
 	pthread_t th;
@@ -2022,8 +2024,8 @@ static int write_pipe(struct xtcam_state *st, __u32 id, __u32 gen,
 		pthread_mutex_unlock(&p.mu);
 		if (!e)
 			e = write_chunk(st, id, gen, ops + i, k, false);
-		if (!i)
-			xtcam_crash_point("copy");      /* a chunk of the copy in */
+		if (!i && point)
+			xtcam_crash_point(point);
 		if (phase)
 			xtcam_progress(phase, i + k, n);
 	}
@@ -2083,7 +2085,10 @@ int xtcam_state_rules_write(struct xtcam_state *st, const struct xtcam_block_rec
 
 	if (e)
 		return e;
-	e = write_ops(st, b->id, !b->rgen, ops, n, "registry");
+	/* (beside the data paths' work: on two cores when theirs is done) */
+	e = n >= PIPE_MIN ? write_pipe(st, b->id, !b->rgen, ops, n, "registry", NULL) : 1;
+	if (e == 1)
+		e = write_ops(st, b->id, !b->rgen, ops, n, "registry");
 	gen_release(st, b->id, !b->rgen);
 	return e;
 }
@@ -2151,7 +2156,7 @@ int xtcam_state_rules_copy(struct xtcam_state *st, struct xtcam_block_rec *b,
 		return e;
 	/* (its stage ran beside the data paths' work, on the other core: the
 	 * copy after the commit has the two cores with their catch-up) */
-	e = n >= PIPE_MIN ? write_pipe(st, b->id, !b->rgen, ops, n, "registry copy") : 1;
+	e = n >= PIPE_MIN ? write_pipe(st, b->id, !b->rgen, ops, n, "registry copy", "copy") : 1;
 	if (e == 1)
 		e = write_ops(st, b->id, !b->rgen, ops, n, "registry copy");
 	gen_release(st, b->id, !b->rgen);

@@ -349,6 +349,80 @@ static int finish_detached(struct xtcam_ctx *c, struct xtcam_block_rec *rec,
 	_exit(e || e1 ? 1 : 0);
 }
 
+/*
+ * The ops' rules compiled (each must) and the entries they add and free,
+ * ops [from, to): a big batch's halves on two cores.
+ */
+struct tally {
+	const struct xtcam_rule_op *ops;
+	size_t from, to;
+	__s64 entries;          /* added less freed */
+	size_t bad;             /* the first that does not compile, or to */
+	__u32 bad_handle;
+	int e;
+};
+
+static void *tally_run(void *arg)
+{
+	struct tally *t = arg;
+	size_t i;
+
+	t->entries = 0;
+	t->bad = t->to;
+	t->e = 0;
+	for (i = t->from; i < t->to; i++) {
+		const struct xtcam_rule_op *op = &t->ops[i];
+		struct xtcam_rec tmp;
+		struct xtcam_rule rb;
+
+		if (op->rule && op->cmd != XTCAM_RULE_DEL) {
+			const struct xtcam_rule *r = xtcam_rule_view(op->rule, &rb);
+
+			t->e = xtcam_rule_compile(r, &tmp);
+			if (t->e) {
+				t->bad = i;
+				t->bad_handle = r->handle;
+				break;
+			}
+			t->entries += xtcam_rule_entries(r);
+		}
+		if (op->old && op->cmd != XTCAM_RULE_ADD)
+			t->entries -= xtcam_rule_entries(op->old);
+	}
+	return NULL;
+}
+
+/* (a batch this big is split in two) */
+#define TALLY_SPLIT 65536
+
+static int tally(const struct xtcam_rule_op *ops, size_t n, __s64 *entries, __u32 *bad_handle)
+{
+	struct tally t[2] = { { .ops = ops, .from = 0, .to = n }, { .ops = ops, .to = n } };
+	pthread_t th;
+	bool two = false;
+
+	if (n >= TALLY_SPLIT) {
+		t[0].to = t[1].from = n / 2;
+		two = !pthread_create(&th, NULL, tally_run, &t[1]);
+		if (!two)
+			t[0].to = n;
+	}
+	tally_run(&t[0]);
+	if (two)
+		pthread_join(th, NULL);
+	*entries += t[0].entries + (two ? t[1].entries : 0);
+	/* the first bad one of the batch */
+	if (t[0].e) {
+		*bad_handle = t[0].bad_handle;
+		return t[0].e;
+	}
+	if (two && t[1].e) {
+		*bad_handle = t[1].bad_handle;
+		return t[1].e;
+	}
+	return 0;
+}
+
 static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
 		      size_t n, bool known, char *err, size_t errlen)
 {
@@ -356,7 +430,7 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	struct xtcam_block *b = xtcam_block_find(c->core, block);
 	struct side wside, sside;
 	__s64 entries;
-	size_t i;
+	__u32 bad = 0;
 	char msg[XTCAM_ERRMSG_MAX] = "";
 	bool two, fin;
 	int e1, e2;
@@ -381,23 +455,11 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	if (!b)
 		return -ENOENT;
 	entries = rec.nentries;
-	for (i = 0; i < n; i++) {
-		struct xtcam_rec tmp;
-		struct xtcam_rule rb;
-
-		if (ops[i].rule && ops[i].cmd != XTCAM_RULE_DEL) {
-			const struct xtcam_rule *r = xtcam_rule_view(ops[i].rule, &rb);
-
-			e = xtcam_rule_compile(r, &tmp);
-			if (e) {
-				xtcam_set_err(err, errlen, "rule handle %u: malformed (bad prio, handle or "
-					"contradictory matches)", r->handle);
-				return e;
-			}
-			entries += xtcam_rule_entries(r);
-		}
-		if (ops[i].old && ops[i].cmd != XTCAM_RULE_ADD)
-			entries -= xtcam_rule_entries(ops[i].old);
+	e = tally(ops, n, &entries, &bad);
+	if (e) {
+		xtcam_set_err(err, errlen, "rule handle %u: malformed (bad prio, handle or "
+			      "contradictory matches)", bad);
+		return e;
 	}
 	if (entries > rec.capacity) {
 		xtcam_set_err(err, errlen, "block %s: needs %lld entries, holds %u", block,

@@ -320,6 +320,7 @@ static int finish_detached(struct xtcam_ctx *c, struct xtcam_block_rec *rec,
 		return 1;
 	if (pid) {
 		xtcam_xdp_forget(c);
+		c->finished = true;
 		return 0;
 	}
 	setsid();

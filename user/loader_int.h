@@ -43,6 +43,10 @@ struct xtcam_ctx {
 	 * detached process that keeps the lock (cmd_rule.c: the CLI's rule
 	 * load) */
 	bool finisher;
+	/* a finisher took this context's last change over: the context is
+	 * not kept for the next command (-batch): the next opens afresh,
+	 * after the finisher, and repairs what a killed one left */
+	bool finished;
 	void (*notify)(void *arg, int delta);
 	void *notify_arg;
 	/* the bind or unbind in progress */

@@ -315,7 +315,8 @@ Test(cli_load, a_big_load_returns_at_its_commit_and_its_finisher_can_be_killed,
      .timeout = 600)
 {
 	static const char *const points[] = { "finish", "catch-up", "copy", "commit" };
-	char path[96], *o = NULL;
+	char path[96], bpath[96], *o = NULL;
+	FILE *bf;
 	struct t_pair p;
 	size_t i;
 	pid_t fin;
@@ -377,6 +378,38 @@ Test(cli_load, a_big_load_returns_at_its_commit_and_its_finisher_can_be_killed,
 		XT_OK("rule add big prio 1 handle 1 eth_type ipv6 action pass");
 		cr_assert_eq(rules_of("big"), 1);
 	}
+	/* in -batch, the lines after the load wait for its finisher and
+	 * start afresh: killed midway, its copy is repaired before the next
+	 * line writes */
+	snprintf(bpath, sizeof(bpath), "%s/one.rules", dir);
+	bf = fopen(bpath, "w");
+	cr_assert(bf);
+	fprintf(bf, "prio 2 handle 70002 eth_type ipv4 src_ip 192.0.2.2 action drop\n");
+	fclose(bf);
+	snprintf(bpath, sizeof(bpath), "%s/fin.batch", dir);
+	bf = fopen(bpath, "w");
+	cr_assert(bf);
+	fprintf(bf, "rule load big %s\nrule load big %s/one.rules\nrule del big handle 70001\n",
+		path, dir);
+	fclose(bf);
+	rc = t_sh(&o, "XTCAM_CRASH_AT=copy %s -batch %s", getenv("XTCAM_BIN"), bpath);
+	cr_assert_eq(rc, 0, "%s", o);
+	free(o);
+	fin = finisher_wait(&st, 0);
+	cr_assert_gt(fin, 0);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status %d", st);
+	cr_assert_eq(rules_of("big"), 70001);
+	cr_assert_eq(t_xtcam(&o, "rule show big handle 3"), 0, "%s", o);
+	cr_assert(strstr(o, "src_ip 10.8.0.1"), "%s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "rule show big"), 0, "%s", o);
+	cr_assert(strstr(o, "handle 70002 "), "%s", o);
+	cr_assert(strstr(o, "handle 70000 "), "%s", o);
+	free(o);
+	XT_OK("rule del big handle 70002");
+	cr_assert_eq(t_xtcam(&o, "-j block show big"), 0, "%s", o);
+	cr_assert_eq(t_json_ll(o, "0.entries"), 70000, "%s", o);
+	free(o);
 	XT_OK("unbind big dev %s netns %s", p.a, p.ns_a);
 	t_pair_free(&p);
 }

@@ -14,6 +14,10 @@
 #                        quick: 9); fewer when they take more than the
 #                        budget of a measure (30 s; quick: 3 s), never
 #                        fewer than 3
+# A load is timed with ptime -d: what it leaves behind (the finisher of a
+# load of more than 65,536 rules, which writes its second copies holding
+# the lock) is waited for, reported (when it was done, from the command's
+# end) and counted in the peak RSS.
 # Writes OUT_DIR/cp.md (a row at a time; killed by make bench's time bound,
 # it adds a note saying it stopped) and OUT_DIR/cp.dat (for bench/plot.sh).
 # Everything it makes (the namespace with its veths and nftables tables,

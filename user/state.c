@@ -2085,10 +2085,10 @@ int xtcam_state_rules_write(struct xtcam_state *st, const struct xtcam_block_rec
 
 	if (e)
 		return e;
-	/* (beside the data paths' work: on two cores when theirs is done) */
-	e = n >= PIPE_MIN ? write_pipe(st, b->id, !b->rgen, ops, n, "registry", NULL) : 1;
-	if (e == 1)
-		e = write_ops(st, b->id, !b->rgen, ops, n, "registry");
+	/* (one thread: beside the data paths' work, which has the other
+	 * core; on two threads, the three would share two cores and the
+	 * data paths' work, the longer, would end later) */
+	e = write_ops(st, b->id, !b->rgen, ops, n, "registry");
 	gen_release(st, b->id, !b->rgen);
 	return e;
 }

@@ -22,10 +22,18 @@
  *             (otherwise it goes to /dev/null)
  *   -e        a run that fails does not stop ptime (the failures are
  *             counted); otherwise the first failure ends it with status 1
+ *   -d        each run also waits for the processes the command leaves
+ *             behind (ptime is their subreaper: `rule load`'s finisher,
+ *             `block del`'s sweep) and reports when the last of them was
+ *             done, from the command's end (after_med_ms, after_max_ms);
+ *             their peak RSS counts in rss_max_kb (the largest of any
+ *             one process; a process forked by the command starts from
+ *             the command's peak)
  * A cycle runs every command once, in order ("add ::: del" adds a rule and
  * deletes it again).  Output, one line per command:
  *   cmd=K runs=N fail=F min_ms=.. med_ms=.. p99_ms=.. max_ms=..
  *   rss_max_kb=.. [first_med_ms=.. first_max_ms=.. lines=..]
+ *   [after_med_ms=.. after_max_ms=..]
  * p99 is the nearest rank (with fewer than 100 runs, the largest).
  * Exit status 0, 1 when a command failed (without -e), 2 on bad usage.
  */
@@ -37,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -50,6 +59,7 @@ struct cmd {
 	char **argv;		/* the template, "@i@" not yet replaced */
 	int argc;
 	double *ms, *first;	/* per run */
+	double *after;		/* -d: per run, its leftovers' end */
 	long rss_max, lines;
 	int fails;
 };
@@ -93,7 +103,9 @@ static char *subst(const char *arg, long i)
  * first output byte in *FIRST (with PIPE_OUT; -1 when it printed nothing).
  * Returns its wait status, or -errno.
  */
-static int run1(struct cmd *c, long i, int pipe_out, double *ms, double *first)
+static int wait_desc;	/* -d */
+
+static int run1(struct cmd *c, long i, int pipe_out, double *ms, double *first, double *after)
 {
 	char **argv = calloc(c->argc + 1, sizeof(*argv));
 	int pfd[2] = { -1, -1 }, status = 0, k, err = 0;
@@ -155,6 +167,16 @@ static int run1(struct cmd *c, long i, int pipe_out, double *ms, double *first)
 	if (ru.ru_maxrss > c->rss_max)
 		c->rss_max = ru.ru_maxrss;
 	err = status;
+	if (wait_desc) {
+		double t1 = t0 + *ms;
+		int st;
+
+		/* every orphan of the command is ptime's child now */
+		while (wait4(-1, &st, 0, &ru) >= 0 || errno == EINTR)
+			if (ru.ru_maxrss > c->rss_max)
+				c->rss_max = ru.ru_maxrss;
+		*after = now_ms() - t1;
+	}
 out:
 	if (pfd[0] >= 0)
 		close(pfd[0]);
@@ -181,7 +203,7 @@ static double median(double *v, int n)
 
 static void usage(void)
 {
-	fprintf(stderr, "Usage: ptime [-n RUNS] [-m MIN_RUNS] [-T SECS] [-s START] [-N NETNS] [-f] [-e]\n"
+	fprintf(stderr, "Usage: ptime [-n RUNS] [-m MIN_RUNS] [-T SECS] [-s START] [-N NETNS] [-f] [-e] [-d]\n"
 		"             -- CMD ARGS... [::: CMD2 ARGS...]...\n");
 }
 
@@ -193,7 +215,7 @@ int main(int argc, char **argv)
 	struct cmd cmds[MAXCMD] = {};
 	long start = 1;
 
-	while ((opt = getopt(argc, argv, "+n:m:T:s:N:fe")) != -1) {
+	while ((opt = getopt(argc, argv, "+n:m:T:s:N:fed")) != -1) {
 		switch (opt) {
 		case 'n': runs = atoi(optarg); break;
 		case 'm': min_runs = atoi(optarg); break;
@@ -202,6 +224,7 @@ int main(int argc, char **argv)
 		case 'N': netns = optarg; break;
 		case 'f': pipe_out = 1; break;
 		case 'e': keep_going = 1; break;
+		case 'd': wait_desc = 1; break;
 		default: usage(); return 2;
 		}
 	}
@@ -245,18 +268,25 @@ int main(int argc, char **argv)
 	for (k = 0; k < ncmd; k++) {
 		cmds[k].ms = calloc(runs, sizeof(double));
 		cmds[k].first = calloc(runs, sizeof(double));
-		if (!cmds[k].ms || !cmds[k].first) {
+		cmds[k].after = calloc(runs, sizeof(double));
+		if (!cmds[k].ms || !cmds[k].first || !cmds[k].after) {
 			fprintf(stderr, "ptime: out of memory\n");
 			ret = 1;
 			goto out;
 		}
+	}
+	if (wait_desc && prctl(PR_SET_CHILD_SUBREAPER, 1)) {
+		fprintf(stderr, "ptime: -d: %s\n", strerror(errno));
+		ret = 1;
+		goto out;
 	}
 	t0 = now_ms();
 	for (done = 0; done < runs; done++) {
 		if (done >= min_runs && budget > 0 && now_ms() - t0 >= budget * 1e3)
 			break;
 		for (k = 0; k < ncmd; k++) {
-			int st = run1(&cmds[k], start + done, pipe_out, &cmds[k].ms[done], &cmds[k].first[done]);
+			int st = run1(&cmds[k], start + done, pipe_out, &cmds[k].ms[done], &cmds[k].first[done],
+					  &cmds[k].after[done]);
 
 			if (st < 0) {
 				fprintf(stderr, "ptime: %s: %s\n", cmds[k].argv[0], strerror(-st));
@@ -296,12 +326,18 @@ int main(int argc, char **argv)
 			}
 			printf(" lines=%ld", c->lines / done);
 		}
+		if (wait_desc) {
+			double amed = median(c->after, done);
+
+			printf(" after_med_ms=%.2f after_max_ms=%.2f", amed, c->after[done - 1]);
+		}
 		printf("\n");
 	}
 out:
 	for (k = 0; k < ncmd; k++) {
 		free(cmds[k].ms);
 		free(cmds[k].first);
+		free(cmds[k].after);
 	}
 	return ret;
 }

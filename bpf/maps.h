@@ -89,11 +89,13 @@ struct {
 	__type(value, struct xtcam_counter);
 } stats SEC(".maps");
 
-/* rule registry, (gen, handle) -> slot and tuple; loader only */
+/* rule registry, (gen, handle) -> slot and tuple; loader only.
+ * Preallocated (a generation holds at most the capacity's rules, and the
+ * loader removes a generation's entries before it adds): an insert takes
+ * an element from a free list instead of allocating one. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct xtcam_hkey);
 	__type(value, struct xtcam_hval);
 } rules SEC(".maps");

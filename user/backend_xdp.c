@@ -247,6 +247,26 @@ void xtcam_xdp_notify(struct xtcam_ctx *ctx, void (*fn)(void *arg, int delta), v
 		xtcam_dp_set_notify(((struct xdp_blk *)cb->cb_priv)->dp, fn, arg);
 }
 
+void xtcam_xdp_hold(struct xtcam_ctx *ctx)
+{
+	struct flow_block_cb *cb;
+
+	list_for_each_entry(cb, &ctx->xdp_list, driver_list)
+		xtcam_dp_set_hold(((struct xdp_blk *)cb->cb_priv)->dp);
+}
+
+void xtcam_xdp_forget(struct xtcam_ctx *ctx)
+{
+	struct flow_block_cb *cb;
+
+	list_for_each_entry(cb, &ctx->xdp_list, driver_list) {
+		struct xtcam_dp *dp = ((struct xdp_blk *)cb->cb_priv)->dp;
+
+		xtcam_dp_forget(dp);
+		xtcam_dp_set_defer(dp, false);
+	}
+}
+
 int xtcam_xdp_settle(struct xtcam_ctx *ctx)
 {
 	struct flow_block_cb *cb;

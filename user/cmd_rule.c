@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
 #include "xtcam/compile.h"
@@ -291,6 +292,138 @@ int xtcam_rules_join(struct xtcam_ctx *c)
 	return rcopy_join(c, NULL, 0);
 }
 
+/*
+ * The CLI's big change (ctx->finisher) returns at its commit point, the
+ * registry's flip: a process forked there brings the registry's other
+ * generation up to date (its copy) and the data paths' (their grace
+ * periods and catch-ups, held for it: xtcam_xdp_hold) on two cores, as
+ * the command would have, and exits.  It keeps the writers' lock (the
+ * flock is the open file's, which it shares: the lock is let go when it
+ * exits too), holds none of the caller's files (its standard streams go
+ * to /dev/null, every file the command did not open itself is closed)
+ * and leaves the terminal's session.  Killed at any point, it leaves
+ * what a kill of the command there leaves: the block record marked and
+ * the data paths dirty, which the next command repairs to the committed
+ * state.  0: the parent, the rest is the child's; 1: no process (the
+ * caller finishes).
+ */
+static int finish_detached(struct xtcam_ctx *c, struct xtcam_block_rec *rec,
+			   const struct xtcam_rule_op *ops, size_t n)
+{
+	struct side sside = { .c = c };
+	pid_t pid = fork();
+	int fd, e, e1;
+	long max;
+	bool two;
+
+	if (pid < 0)
+		return 1;
+	if (pid) {
+		xtcam_xdp_forget(c);
+		c->finished = true;
+		return 0;
+	}
+	setsid();
+	max = sysconf(_SC_OPEN_MAX);
+	for (fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++) {
+		int fl = fcntl(fd, F_GETFD);
+
+		/* (what the command opened, it opened close-on-exec) */
+		if (fl >= 0 && !(fl & FD_CLOEXEC))
+			close(fd);
+	}
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	}
+	xtcam_progress_quiet = true;
+	xtcam_state_note_holder(c->st);
+	xtcam_crash_point("finish");
+	two = side_start(&sside, side_settle);
+	e = xtcam_state_rules_copy(c->st, rec, ops, n);
+	e1 = two ? side_join(&sside) : xtcam_xdp_settle(c);
+	xtcam_crash_point("commit");
+	/* (nothing freed: the process ends, without its exit handlers) */
+	_exit(e || e1 ? 1 : 0);
+}
+
+/*
+ * The ops' rules compiled (each must) and the entries they add and free,
+ * ops [from, to): a big batch's halves on two cores.
+ */
+struct tally {
+	const struct xtcam_rule_op *ops;
+	size_t from, to;
+	__s64 entries;          /* added less freed */
+	size_t bad;             /* the first that does not compile, or to */
+	__u32 bad_handle;
+	int e;
+};
+
+static void *tally_run(void *arg)
+{
+	struct tally *t = arg;
+	size_t i;
+
+	t->entries = 0;
+	t->bad = t->to;
+	t->e = 0;
+	for (i = t->from; i < t->to; i++) {
+		const struct xtcam_rule_op *op = &t->ops[i];
+		struct xtcam_rec tmp;
+		struct xtcam_rule rb;
+
+		if (op->rule && op->cmd != XTCAM_RULE_DEL) {
+			const struct xtcam_rule *r = xtcam_rule_view(op->rule, &rb);
+
+			t->e = xtcam_rule_compile(r, &tmp);
+			if (t->e) {
+				t->bad = i;
+				t->bad_handle = r->handle;
+				break;
+			}
+			t->entries += xtcam_rule_entries(r);
+		}
+		if (op->old && op->cmd != XTCAM_RULE_ADD)
+			t->entries -= xtcam_rule_entries(op->old);
+	}
+	return NULL;
+}
+
+/* (a batch this big is split in two) */
+#define TALLY_SPLIT 65536
+
+static int tally(const struct xtcam_rule_op *ops, size_t n, __s64 *entries, __u32 *bad_handle)
+{
+	struct tally t[2] = { { .ops = ops, .from = 0, .to = n }, { .ops = ops, .to = n } };
+	pthread_t th;
+	bool two = false;
+
+	if (n >= TALLY_SPLIT) {
+		t[0].to = t[1].from = n / 2;
+		two = !pthread_create(&th, NULL, tally_run, &t[1]);
+		if (!two)
+			t[0].to = n;
+	}
+	tally_run(&t[0]);
+	if (two)
+		pthread_join(th, NULL);
+	*entries += t[0].entries + (two ? t[1].entries : 0);
+	/* the first bad one of the batch */
+	if (t[0].e) {
+		*bad_handle = t[0].bad_handle;
+		return t[0].e;
+	}
+	if (two && t[1].e) {
+		*bad_handle = t[1].bad_handle;
+		return t[1].e;
+	}
+	return 0;
+}
+
 static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam_rule_op *ops,
 		      size_t n, bool known, char *err, size_t errlen)
 {
@@ -298,9 +431,9 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	struct xtcam_block *b = xtcam_block_find(c->core, block);
 	struct side wside, sside;
 	__s64 entries;
-	size_t i;
+	__u32 bad = 0;
 	char msg[XTCAM_ERRMSG_MAX] = "";
-	bool two;
+	bool two, fin;
 	int e1, e2;
 	char last[sizeof(rec.name)] = "";
 	int e = rcopy_join(c, last, sizeof(last));
@@ -323,23 +456,11 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	if (!b)
 		return -ENOENT;
 	entries = rec.nentries;
-	for (i = 0; i < n; i++) {
-		struct xtcam_rec tmp;
-		struct xtcam_rule rb;
-
-		if (ops[i].rule && ops[i].cmd != XTCAM_RULE_DEL) {
-			const struct xtcam_rule *r = xtcam_rule_view(ops[i].rule, &rb);
-
-			e = xtcam_rule_compile(r, &tmp);
-			if (e) {
-				xtcam_set_err(err, errlen, "rule handle %u: malformed (bad prio, handle or "
-					"contradictory matches)", r->handle);
-				return e;
-			}
-			entries += xtcam_rule_entries(r);
-		}
-		if (ops[i].old && ops[i].cmd != XTCAM_RULE_ADD)
-			entries -= xtcam_rule_entries(ops[i].old);
+	e = tally(ops, n, &entries, &bad);
+	if (e) {
+		xtcam_set_err(err, errlen, "rule handle %u: malformed (bad prio, handle or "
+			      "contradictory matches)", bad);
+		return e;
 	}
 	if (entries > rec.capacity) {
 		xtcam_set_err(err, errlen, "block %s: needs %lld entries, holds %u", block,
@@ -364,7 +485,10 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	 * other generation and commits: a flip's catch-up of its own other
 	 * generation waits for the settle, which a big change runs beside the
 	 * registry's commit (see struct side) */
+	fin = c->finisher && !c->linger && n > DEFER_MAX;
 	xtcam_xdp_defer(c, true);
+	if (fin)
+		xtcam_xdp_hold(c);
 	wside = (struct side){ .c = c, .rec = &rec, .ops = ops, .n = n };
 	two = n > DEFER_MAX && side_start(&wside, side_write);
 	e = known ? xtcam_block_rules_apply_known(b, ops, n, msg, sizeof(msg)) :
@@ -384,6 +508,18 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	xtcam_trace("stage");
 	rec.nentries = (__u32)entries;
 	sside = (struct side){ .c = c };
+	if (!e && fin) {
+		/* the commit point, then the rest in a process of its own */
+		e = xtcam_state_rules_flip(c->st, &rec, ops, n);
+		if (!e && !finish_detached(c, &rec, ops, n)) {
+			xtcam_trace("commit");
+			return 0;
+		}
+		two = !e && side_start(&sside, side_settle);
+		if (!e)
+			e = xtcam_state_rules_copy(c->st, &rec, ops, n);
+		goto settle;
+	}
 	two = !e && n > DEFER_MAX && side_start(&sside, side_settle);
 	if (!e && !two && c->linger && c->notify) {
 		e = xtcam_state_rules_flip(c->st, &rec, ops, n);
@@ -392,6 +528,7 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	} else if (!e) {
 		e = xtcam_state_rules_commit(c->st, &rec, ops, n);
 	}
+settle:
 	xtcam_trace("commit");
 	e1 = two ? side_join(&sside) : c->linger ? 0 : xtcam_xdp_settle(c);
 	xtcam_trace("settle");
@@ -861,7 +998,10 @@ int xtcam_cmd_rule_load_pack(struct xtcam_ctx *c, const char *block, struct xtca
 	for (i = 0; i < n; i++)
 		sorted[i] = xtcam_rpack_rule(p, hx[i].i);
 	free(hx);
+	/* the CLI's load: a big one returns at its commit point */
+	c->finisher = true;
 	e = load_add(c, block, sorted, n, check, err, errlen);
+	c->finisher = false;
 	free(sorted);
 	return e;
 }

@@ -272,7 +272,7 @@ void xtcam_close(struct xtcam_ctx *c)
 	if (!c)
 		return;
 	xtcam_rules_join(c);
-	if (keep.on && c == keep.open && !(c->flags & XTCAM_OPEN_READ)) {
+	if (keep.on && c == keep.open && !(c->flags & XTCAM_OPEN_READ) && !c->finished) {
 		keep_drop();
 		keep.gen_ok = !xtcam_state_gen(c->st, &keep.gen);
 		xtcam_state_unlock(c->st);
@@ -282,6 +282,11 @@ void xtcam_close(struct xtcam_ctx *c)
 		keep.open_key = NULL;
 		xtcam_trace("command");
 		return;
+	}
+	if (c == keep.open) {
+		free(keep.open_key);
+		keep.open = NULL;
+		keep.open_key = NULL;
 	}
 	ctx_free(c);
 }

@@ -83,7 +83,7 @@ void xtcam_dp_geom_init(struct xtcam_dp_geom *g, __u32 capacity)
 		nb <<= 1;
 	g->nbuckets = nb;
 	g->bregion = nb + nb / 4;
-	g->nrules_max = 4 * capacity;
+	g->nrules_max = 2 * capacity;
 	g->slot_words = (g->nslots + 63) / 64;
 	g->cnt_words = (g->ncnt + 63) / 64;
 	g->ovf_words = (nb / 4 + 63) / 64;
@@ -547,6 +547,7 @@ struct mirror {
 struct rentry {                 /* cached registry entry */
 	struct xtcam_hval v;
 	bool absent, dirty;
+	__u32 handle;
 };
 
 /* What placing a rule needs of a candidate: its rank and tag. */
@@ -589,6 +590,11 @@ struct txn {
 	struct fresh *fresh;
 	struct mirror mr[XTCAM_MAP_MAX];   /* RECORDS, ACTIONS, BUCKETS, ALLOC */
 	struct u64map rules;               /* handle -> struct rentry */
+	bool unmapped;                     /* a batch of adds of free handles
+					    * only: their entries are in the
+					    * slabs, not in rules (nobody
+					    * looks one up) */
+	size_t nunmapped;
 	struct xtcam_gen gen;
 	struct xtcam_tuple tup[XTCAM_MAX_TUPLES];
 	__u32 ntup, ntup_orig;
@@ -833,11 +839,18 @@ static void mdirty(struct txn *t, int m, size_t rel)
  * not read). */
 static struct rentry *rget_as(struct txn *t, __u32 handle, bool known_free)
 {
-	struct rentry *e = u64map_get(&t->rules, handle);
+	void **slot = t->unmapped ? NULL : u64map_slot(&t->rules, handle);
+	struct rentry *e;
 	int err;
 
-	if (e)
-		return e;
+	if (t->unmapped && !known_free) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!slot && !t->unmapped)
+		return NULL;
+	if (slot && *slot)
+		return *slot;
 	if (!t->slab || t->slab->n == RSLAB) {
 		struct rslab *sl = malloc(sizeof(*sl));
 
@@ -849,6 +862,7 @@ static struct rentry *rget_as(struct txn *t, __u32 handle, bool known_free)
 	}
 	e = &t->slab->e[t->slab->n];
 	memset(e, 0, sizeof(*e));
+	e->handle = handle;
 	if (t->empty || known_free) {
 		e->absent = true;
 	} else {
@@ -862,9 +876,11 @@ static struct rentry *rget_as(struct txn *t, __u32 handle, bool known_free)
 			return NULL;
 		}
 	}
-	if (u64map_put(&t->rules, handle, e)) {
-		errno = ENOMEM;
-		return NULL;
+	if (slot) {
+		*slot = e;
+		u64map_filled(&t->rules);
+	} else {
+		t->nunmapped++;
 	}
 	t->slab->n++;           /* taken */
 	return e;
@@ -1692,13 +1708,14 @@ static int choose_tuple(struct txn *t, const struct xtcam_key *hm,
 	return -ENOSPC;
 }
 
+/* re: the handle's entry (rget), NULL: looked up here */
 static int do_insert(struct txn *t, const struct xtcam_rule *r,
-		     const struct xtcam_action *act, __u32 cnt, bool new_cnt)
+		     const struct xtcam_action *act, __u32 cnt, bool new_cnt,
+		     struct rentry *re)
 {
 	struct xtcam_dp *dp = t->dp;
 	struct xtcam_key hm, hv;
 	struct xtcam_rec rec;
-	struct rentry *re;
 	struct chain c;
 	__u32 slot, bidx, pos, tid;
 	int ti, err;
@@ -1774,7 +1791,8 @@ static int do_insert(struct txn *t, const struct xtcam_rule *r,
 		t->tup[ti].min_rank = rec.rank;
 		tuple_settle(t, ti);
 	}
-	re = rget(t, r->handle);
+	if (!re)
+		re = rget(t, r->handle);
 	if (!re)
 		return -errno;
 	re->absent = false;
@@ -1914,12 +1932,17 @@ static int write_tlists(struct txn *t, __u32 gen)
 }
 
 /* The rules' entries of a generation, written and deleted a chunk at a
- * time: memory for a chunk, not for every rule of a large batch. */
+ * time: memory for a chunk, not for every rule of a large batch.  Every
+ * delete before the first write: a generation never holds more entries
+ * than the capacity's rules (the preallocated map holds two such). */
 static int write_rules(struct txn *t, __u32 gen)
 {
 	struct xtcam_dp *dp = t->dp;
 	struct u64map_ent *e;
-	size_t nd = 0, nu = 0, cap = t->rules.n < WRITE_CHUNK ? t->rules.n : WRITE_CHUNK;
+	size_t nr = t->unmapped ? t->nunmapped : t->rules.n, si;
+	size_t nd = 0, nu = 0, cap = nr < WRITE_CHUNK ? nr : WRITE_CHUNK;
+	struct rslab *sl;
+	struct rentry *ure;
 	__u64 *dk, *uk;
 	struct xtcam_hval *uv;
 	int err = 0;
@@ -1936,28 +1959,46 @@ static int write_rules(struct txn *t, __u32 gen)
 	u64map_for_each(&t->rules, e) {
 		struct rentry *re = e->val;
 
-		if (!re->dirty)
+		if (!re->dirty || !re->absent)
 			continue;
-		if (re->absent) {
-			dk[nd++] = dp_abs_key(dp, XTCAM_MAP_RULES, e->key, gen);
-		} else {
-			uk[nu] = dp_abs_key(dp, XTCAM_MAP_RULES, e->key, gen);
-			uv[nu++] = re->v;
-		}
+		dk[nd++] = dp_abs_key(dp, XTCAM_MAP_RULES, e->key, gen);
 		if (nd == cap) {
 			if ((err = dp_del(dp, XTCAM_MAP_RULES, dk, nd)))
 				goto out;
 			nd = 0;
 		}
+	}
+	if ((err = dp_del(dp, XTCAM_MAP_RULES, dk, nd)))
+		goto out;
+	u64map_for_each(&t->rules, e) {
+		struct rentry *re = e->val;
+
+		if (!re->dirty || re->absent)
+			continue;
+		uk[nu] = dp_abs_key(dp, XTCAM_MAP_RULES, e->key, gen);
+		uv[nu++] = re->v;
 		if (nu == cap) {
 			if ((err = dp_write(dp, XTCAM_MAP_RULES, uk, uv, nu)))
 				goto out;
 			nu = 0;
 		}
 	}
-	err = dp_del(dp, XTCAM_MAP_RULES, dk, nd);
-	if (!err)
-		err = dp_write(dp, XTCAM_MAP_RULES, uk, uv, nu);
+	/* unmapped: adds only, nothing to delete above */
+	for (sl = t->unmapped ? t->slab : NULL; sl; sl = sl->next) {
+		for (si = 0; si < sl->n; si++) {
+			ure = &sl->e[si];
+			if (!ure->dirty || ure->absent)
+				continue;
+			uk[nu] = dp_abs_key(dp, XTCAM_MAP_RULES, ure->handle, gen);
+			uv[nu++] = ure->v;
+			if (nu == cap) {
+				if ((err = dp_write(dp, XTCAM_MAP_RULES, uk, uv, nu)))
+					goto out;
+				nu = 0;
+			}
+		}
+	}
+	err = dp_write(dp, XTCAM_MAP_RULES, uk, uv, nu);
 out:
 	free(dk);
 	free(uk);
@@ -2076,13 +2117,38 @@ int xtcam_dp_settle(struct xtcam_dp *dp)
 
 	if (!t)
 		return 0;
-	pthread_join(dp->sync_th, NULL);
+	if (dp->pend_held) {
+		dp->pend_held = false;
+		err = txn_finish(t, true);
+	} else {
+		pthread_join(dp->sync_th, NULL);
+		err = dp->sync_err;
+	}
 	xtcam_trace("dp settle");
 	dp->pend = NULL;
-	err = dp->sync_err;
 	txn_free(t);
 	free(t);
 	return err;
+}
+
+void xtcam_dp_forget(struct xtcam_dp *dp)
+{
+	struct txn *t = dp->pend;
+
+	if (!t || !dp->pend_held) {
+		xtcam_dp_settle(dp);
+		return;
+	}
+	dp->pend = NULL;
+	dp->pend_held = false;
+	txn_free(t);
+	free(t);
+}
+
+void xtcam_dp_set_hold(struct xtcam_dp *dp)
+{
+	dp->defer = true;
+	dp->hold = true;
 }
 
 void xtcam_dp_set_notify(struct xtcam_dp *dp, void (*fn)(void *arg, int delta), void *arg)
@@ -2094,6 +2160,8 @@ void xtcam_dp_set_notify(struct xtcam_dp *dp, void (*fn)(void *arg, int delta), 
 void xtcam_dp_set_defer(struct xtcam_dp *dp, bool defer)
 {
 	dp->defer = defer;
+	if (!defer)
+		dp->hold = false;
 }
 
 /* Commit t; with dp->defer, t is moved into dp->pend (t is left empty)
@@ -2157,6 +2225,15 @@ static int txn_commit(struct txn *t)
 			p->err = NULL;          /* the caller's, gone by then */
 			p->errlen = 0;
 			dp->pend = p;
+			if (dp->hold) {
+				/* (xtcam_dp_settle or xtcam_dp_forget) */
+				dp->pend_held = true;
+				memset(t, 0, sizeof(*t));
+				t->dp = dp;
+				u64map_init(&t->rules);
+				u64map_init(&t->si);
+				return 0;
+			}
 			if (dp->notify)
 				dp->notify(dp->notify_arg, 1);
 			if (!pthread_create(&dp->sync_th, NULL, sync_thread, dp)) {
@@ -3032,7 +3109,12 @@ static int flip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 		t.dense = n >= dense_min();
 		txn_tidy(&t);
 		plan_cuts(&t, ops, n);
-		e = u64map_reserve(&t.rules, n);
+		/* adds of handles known free only: no entry is looked up */
+		t.unmapped = true;
+		for (i = 0; i < n && t.unmapped; i++)
+			t.unmapped = ops[i].cmd == XTCAM_DP_ADD && ops[i].free;
+		if (!t.unmapped)
+			e = u64map_reserve(&t.rules, n);
 	}
 	xtcam_trace("dp begin");
 	for (i = 0; !e && i < n; i++) {
@@ -3060,7 +3142,7 @@ static int flip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 				e = -EEXIST;
 				break;
 			}
-			e = do_insert(&t, xtcam_rule_view(op->rule, &rb), &op->act, 0, true);
+			e = do_insert(&t, xtcam_rule_view(op->rule, &rb), &op->act, 0, true, re);
 			break;
 		case XTCAM_DP_DEL:
 		case XTCAM_DP_REPLACE:
@@ -3076,7 +3158,7 @@ static int flip_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
 				e = push_u32(&t.fcnts, &t.nfcnts, &t.capc, cnt);
 			if (!e && op->cmd == XTCAM_DP_REPLACE)
 				e = do_insert(&t, xtcam_rule_view(op->rule, &rb), &op->act, cnt,
-					      op->fresh_counters);
+					      op->fresh_counters, re);
 			break;
 		default:
 			e = -EINVAL;

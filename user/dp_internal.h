@@ -31,7 +31,9 @@ struct xtcam_dp {
 	unsigned long stat_syncs, stat_syscalls;
 	struct xtcam_dp_timing st;      /* single-change counts */
 	bool defer;                     /* xtcam_dp_set_defer */
+	bool hold;                      /* xtcam_dp_set_hold */
 	struct txn *pend;               /* a flip's catch-up, not yet done */
+	bool pend_held;                 /* pend's thread not started (hold) */
 	pthread_t sync_th;              /* its grace period */
 	int sync_err;
 	void (*notify)(void *arg, int delta);  /* xtcam_dp_set_notify */

@@ -38,6 +38,15 @@ struct xtcam_ctx {
 	 * told to notify (+1 at its start, -1 at its end) as the data paths'
 	 * catch-ups are (ctl.c) */
 	struct rcopy *rcopy;
+	/* a change of more than DEFER_MAX rules returns at its commit point:
+	 * the registry's copy and the data paths' catch-ups are finished by a
+	 * detached process that keeps the lock (cmd_rule.c: the CLI's rule
+	 * load) */
+	bool finisher;
+	/* a finisher took this context's last change over: the context is
+	 * not kept for the next command (-batch): the next opens afresh,
+	 * after the finisher, and repairs what a killed one left */
+	bool finished;
 	void (*notify)(void *arg, int delta);
 	void *notify_arg;
 	/* the bind or unbind in progress */
@@ -94,6 +103,10 @@ int xtcam_rule_ops_apply(struct xtcam_ctx *c, const char *block, const struct xt
  * error returned. */
 void xtcam_xdp_defer(struct xtcam_ctx *ctx, bool defer);
 int xtcam_xdp_settle(struct xtcam_ctx *ctx);
+/* their catch-ups held for a process forked at the commit point (settled
+ * there), forgotten by the parent (xtcam_dp_set_hold, xtcam_dp_forget) */
+void xtcam_xdp_hold(struct xtcam_ctx *ctx);
+void xtcam_xdp_forget(struct xtcam_ctx *ctx);
 /* join a lingering change's registry copy: its error, or 0 */
 int xtcam_rules_join(struct xtcam_ctx *ctx);
 /* xtcam_dp_set_notify on each of them (each made since the context was

@@ -373,6 +373,12 @@ static void lock_note_holder(int fd)
 	}
 }
 
+void xtcam_state_note_holder(struct xtcam_state *st)
+{
+	if (st->lock_fd >= 0)
+		lock_note_holder(st->lock_fd);
+}
+
 /* The process holding the flock on fd (from /proc/locks), or 0. */
 static pid_t lock_holder_pid(int fd)
 {
@@ -424,7 +430,9 @@ static bool lock_holder(int fd, char *buf, size_t len)
 					  cmd, sizeof(cmd));
 		}
 	}
-	if (!pid)
+	/* (the kernel names the process that took the lock: a command's
+	 * finisher, which holds it after the command, writes its own pid) */
+	if (!pid || (pid != wrote && kill(pid, 0) && errno == ESRCH))
 		pid = wrote > 0 && !kill(wrote, 0) ? wrote : 0;
 	if (pid && pid != wrote)
 		cmdline_of(pid, cmd, sizeof(cmd));
@@ -1989,9 +1997,11 @@ static void *pipe_keys(void *arg)
 	return NULL;
 }
 
-/* 1: not started (the caller writes the batch itself) */
+/* 1: not started (the caller writes the batch itself); point: the crash
+ * point once its first chunk is in (NULL: none) */
 static int write_pipe(struct xtcam_state *st, __u32 id, __u32 gen,
-		      const struct xtcam_rule_op *ops, size_t n, const char *phase)
+		      const struct xtcam_rule_op *ops, size_t n, const char *phase,
+		      const char *point)
 {
 	struct pipe p = { .st = st, .id = id, .gen = gen, .ops = ops, .n = n };
 	pthread_t th;
@@ -2014,6 +2024,8 @@ static int write_pipe(struct xtcam_state *st, __u32 id, __u32 gen,
 		pthread_mutex_unlock(&p.mu);
 		if (!e)
 			e = write_chunk(st, id, gen, ops + i, k, false);
+		if (!i && point)
+			xtcam_crash_point(point);
 		if (phase)
 			xtcam_progress(phase, i + k, n);
 	}
@@ -2073,6 +2085,9 @@ int xtcam_state_rules_write(struct xtcam_state *st, const struct xtcam_block_rec
 
 	if (e)
 		return e;
+	/* (one thread: beside the data paths' work, which has the other
+	 * core; on two threads, the three would share two cores and the
+	 * data paths' work, the longer, would end later) */
 	e = write_ops(st, b->id, !b->rgen, ops, n, "registry");
 	gen_release(st, b->id, !b->rgen);
 	return e;
@@ -2141,7 +2156,7 @@ int xtcam_state_rules_copy(struct xtcam_state *st, struct xtcam_block_rec *b,
 		return e;
 	/* (its stage ran beside the data paths' work, on the other core: the
 	 * copy after the commit has the two cores with their catch-up) */
-	e = n >= PIPE_MIN ? write_pipe(st, b->id, !b->rgen, ops, n, "registry copy") : 1;
+	e = n >= PIPE_MIN ? write_pipe(st, b->id, !b->rgen, ops, n, "registry copy", "copy") : 1;
 	if (e == 1)
 		e = write_ops(st, b->id, !b->rgen, ops, n, "registry copy");
 	gen_release(st, b->id, !b->rgen);

@@ -73,6 +73,9 @@ int xtcam_state_open_ro(struct xtcam_state **out, char *err, size_t errlen);
 void xtcam_state_close(struct xtcam_state *st);
 /* let go of the lock early (the maps stay open, for reading) */
 void xtcam_state_unlock(struct xtcam_state *st);
+/* who holds the lock, written into the lock file again (by a process
+ * that inherited it) */
+void xtcam_state_note_holder(struct xtcam_state *st);
 /* Take the lock again after xtcam_state_unlock(), waiting as
  * xtcam_state_open does; 0 when it is held already. */
 int xtcam_state_lock(struct xtcam_state *st, char *err, size_t errlen);

@@ -99,6 +99,24 @@ int u64map_put(struct u64map *m, uint64_t key, void *val)
 	}
 }
 
+void **u64map_slot(struct u64map *m, uint64_t key)
+{
+	size_t i;
+
+	if ((m->n + 1) * 4 > m->cap * 3 && grow(m)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->e[i].val) {
+			m->e[i].key = key;
+			return &m->e[i].val;
+		}
+		if (m->e[i].key == key)
+			return &m->e[i].val;
+	}
+}
+
 void *u64map_del(struct u64map *m, uint64_t key)
 {
 	size_t i, j, k;

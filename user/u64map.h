@@ -26,6 +26,16 @@ void *u64map_get(const struct u64map *m, uint64_t key);
 int u64map_reserve(struct u64map *m, size_t n);
 /* val must not be NULL; replaces; returns 0 or -ENOMEM */
 int u64map_put(struct u64map *m, uint64_t key, void *val);
+/* The value slot of key: its value, or NULL where a value of key would
+ * go (the key is set there; the caller stores a value, then counts it
+ * with u64map_filled, or leaves the slot NULL, as if never asked).  One
+ * probe where a get then a put take two.  NULL (errno ENOMEM): full and
+ * could not grow. */
+void **u64map_slot(struct u64map *m, uint64_t key);
+static inline void u64map_filled(struct u64map *m)
+{
+	m->n++;
+}
 /* returns the removed value or NULL */
 void *u64map_del(struct u64map *m, uint64_t key);
 

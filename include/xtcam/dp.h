@@ -135,6 +135,14 @@ int xtcam_dp_apply(struct xtcam_dp *dp, const struct xtcam_dp_op *ops,
  * and the other generation to be repaired by the next change. */
 void xtcam_dp_set_defer(struct xtcam_dp *dp, bool defer);
 int xtcam_dp_settle(struct xtcam_dp *dp);
+/* Deferred and held: an apply returns at the flip with its grace period
+ * and catch-up not started (no thread), for a process that forks then:
+ * xtcam_dp_settle runs them in the caller's thread (the child's), and
+ * xtcam_dp_forget drops them unrun (the parent's, which leaves them to
+ * the child; the data path stays dirty until the child is done, or is
+ * repaired by the next change).  xtcam_dp_set_defer(dp, false) ends it. */
+void xtcam_dp_set_hold(struct xtcam_dp *dp);
+void xtcam_dp_forget(struct xtcam_dp *dp);
 /* fn(arg, 1) when a deferred catch-up starts (in the caller's thread),
  * fn(arg, -1) from its thread once it is done (or failed). */
 void xtcam_dp_set_notify(struct xtcam_dp *dp, void (*fn)(void *arg, int delta), void *arg);

@@ -223,8 +223,9 @@ struct xtcam_config {
  * reuse): a block pinned by a build with another format is refused, not
  * misread.  8: xtcam_inline_probes in .rodata; 9: buckets and tlists
  * mmapable (single changes publish by word stores), holes, the record's
- * slot, limbo bitmaps. */
-#define XTCAM_DP_FORMAT 9
+ * slot, limbo bitmaps; 10: the loader's rules hash preallocated, two
+ * generations of the capacity's rules. */
+#define XTCAM_DP_FORMAT 10
 
 /* Index of the rule registry (hash map): (generation, handle) -> rule. */
 struct xtcam_hkey {

@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -240,10 +243,11 @@ Test(cli_load, progress_on_a_terminal_only, .timeout = 300)
  * catch-up).  Killed at each step of it: the next command sees the old
  * rule or all the new ones, and the data path and both generations of the
  * registry follow (a rule of the new set can be deleted, one of the old
- * state's free handles added, and the block counts right after). */
+ * state's free handles added, and the block counts right after).  (The
+ * steps after the commit point are the finisher's: the next test.) */
 Test(cli_load, a_two_core_load_killed_at_each_step_leaves_old_or_new, .timeout = 600)
 {
-	static const char *const points[] = { "stage", "deliver", "flip", "commit" };
+	static const char *const points[] = { "stage", "deliver", "flip" };
 	char path[96], *o = NULL;
 	struct t_pair p;
 	size_t i;
@@ -283,6 +287,129 @@ Test(cli_load, a_two_core_load_killed_at_each_step_leaves_old_or_new, .timeout =
 		XT_OK("rule add big prio 1 handle 1 eth_type ipv6 action pass");
 		cr_assert_eq(rules_of("big"), 1);
 	}
+	XT_OK("unbind big dev %s netns %s", p.a, p.ns_a);
+	t_pair_free(&p);
+}
+
+/* the load's finisher, a child of this process once the command has
+ * exited (a subreaper: orphans come here): its pid and wait status */
+static pid_t finisher_wait(int *status, int flags)
+{
+	pid_t pid;
+
+	do
+		pid = waitpid(-1, status, flags);
+	while (pid < 0 && errno == EINTR);
+	return pid;
+}
+
+/* A load of more than 65,536 rules returns at its commit point: the
+ * registry's copy into its other generation and the data path's grace
+ * period and catch-up are left to a detached process, which keeps the
+ * writers' lock and none of the caller's files (a pipe's reader sees its
+ * end when the command exits).  While it is stopped, readers see the new
+ * rules and writers wait for it (naming it); killed at each of its steps,
+ * the command has still succeeded, and the next command sees all the new
+ * rules, the data path and both generations of the registry following. */
+Test(cli_load, a_big_load_returns_at_its_commit_and_its_finisher_can_be_killed,
+     .timeout = 600)
+{
+	static const char *const points[] = { "finish", "catch-up", "copy", "commit" };
+	char path[96], bpath[96], *o = NULL;
+	FILE *bf;
+	struct t_pair p;
+	size_t i;
+	pid_t fin;
+	int rc, st;
+
+	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	cr_assert_eq(t_pair_make(&p, "f"), 0);
+	snprintf(path, sizeof(path), "%s/fin.rules", dir);
+	rules_file(path, 70000, 8);
+	XT_OK("block add big capacity 80000");
+	XT_OK("bind big dev %s netns %s mode native", p.a, p.ns_a);
+	/* stopped at its start: the command's pipe has ended, the rules are
+	 * there for readers, a writer that does not wait is refused */
+	rc = t_sh(&o, "XTCAM_STOP_AT=finish %s rule load big %s | cat", getenv("XTCAM_BIN"),
+		  path);
+	cr_assert_eq(rc, 0, "%s", o);
+	cr_assert_str_eq(o, "", "%s", o);
+	free(o);
+	fin = finisher_wait(&st, WUNTRACED);
+	cr_assert_gt(fin, 0);
+	cr_assert(WIFSTOPPED(st), "status %d", st);
+	cr_assert_eq(rules_of("big"), 70000);
+	cr_assert_eq(t_xtcam(&o, "rule show big handle 70000"), 0, "%s", o);
+	cr_assert(strstr(o, "src_ip 10.8.17.111"), "%s", o);
+	free(o);
+	rc = t_xtcam(&o, "-w 0 rule add big prio 1 handle 70001 eth_type ipv6 action pass");
+	cr_assert_eq(rc, 4, "%s", o);
+	cr_assert(strstr(o, "held by pid"), "%s", o);
+	free(o);
+	cr_assert_eq(kill(fin, SIGCONT), 0);
+	cr_assert_eq(finisher_wait(&st, 0), fin);
+	cr_assert(WIFEXITED(st) && !WEXITSTATUS(st), "status %d", st);
+	XT_OK("rule flush big");
+	XT_OK("rule add big prio 1 handle 1 eth_type ipv6 action pass");
+	for (i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+		long long n;
+
+		rc = t_sh(&o, "XTCAM_CRASH_AT=%s %s rule load big %s", points[i],
+			  getenv("XTCAM_BIN"), path);
+		cr_assert_eq(rc, 0, "finisher killed at %s: %s", points[i], o);
+		free(o);
+		fin = finisher_wait(&st, 0);
+		cr_assert_gt(fin, 0, "%s", points[i]);
+		cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "%s: status %d", points[i],
+			  st);
+		/* committed: the new rules, then repaired by the next writer */
+		n = rules_of("big");
+		cr_assert_eq(n, 70001, "finisher killed at %s: %lld rules", points[i], n);
+		XT_OK("rule del big handle 70001");
+		cr_assert_eq(t_xtcam(&o, "rule show big handle 2"), 0, "%s", o);
+		cr_assert(strstr(o, "src_ip 10.8.0.0"), "%s", o);
+		free(o);
+		cr_assert_eq(rules_of("big"), 70000);
+		cr_assert_eq(t_xtcam(&o, "-j block show big"), 0, "%s", o);
+		cr_assert_eq(t_json_ll(o, "0.entries"), 70000, "%s", o);
+		free(o);
+		/* back to the one rule, handles from 1 again */
+		XT_OK("rule flush big");
+		XT_OK("rule add big prio 1 handle 1 eth_type ipv6 action pass");
+		cr_assert_eq(rules_of("big"), 1);
+	}
+	/* in -batch, the lines after the load wait for its finisher and
+	 * start afresh: killed midway, its copy is repaired before the next
+	 * line writes */
+	snprintf(bpath, sizeof(bpath), "%s/one.rules", dir);
+	bf = fopen(bpath, "w");
+	cr_assert(bf);
+	fprintf(bf, "prio 2 handle 70002 eth_type ipv4 src_ip 192.0.2.2 action drop\n");
+	fclose(bf);
+	snprintf(bpath, sizeof(bpath), "%s/fin.batch", dir);
+	bf = fopen(bpath, "w");
+	cr_assert(bf);
+	fprintf(bf, "rule load big %s\nrule load big %s/one.rules\nrule del big handle 70001\n",
+		path, dir);
+	fclose(bf);
+	rc = t_sh(&o, "XTCAM_CRASH_AT=copy %s -batch %s", getenv("XTCAM_BIN"), bpath);
+	cr_assert_eq(rc, 0, "%s", o);
+	free(o);
+	fin = finisher_wait(&st, 0);
+	cr_assert_gt(fin, 0);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status %d", st);
+	cr_assert_eq(rules_of("big"), 70001);
+	cr_assert_eq(t_xtcam(&o, "rule show big handle 3"), 0, "%s", o);
+	cr_assert(strstr(o, "src_ip 10.8.0.1"), "%s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "rule show big"), 0, "%s", o);
+	cr_assert(strstr(o, "handle 70002 "), "%s", o);
+	cr_assert(strstr(o, "handle 70000 "), "%s", o);
+	free(o);
+	XT_OK("rule del big handle 70002");
+	cr_assert_eq(t_xtcam(&o, "-j block show big"), 0, "%s", o);
+	cr_assert_eq(t_json_ll(o, "0.entries"), 70000, "%s", o);
+	free(o);
 	XT_OK("unbind big dev %s netns %s", p.a, p.ns_a);
 	t_pair_free(&p);
 }

@@ -159,6 +159,61 @@ Test(update, batch_fails_halfway_changes_nothing)
 	xtcam_dp_free(dp);
 }
 
+/* A block full to its capacity, its whole set replaced by rules of other
+ * handles in one batch, and back: each generation of the loader's rules
+ * map holds the old set until the batch's deletes and the new one after
+ * (the map holds two generations of the capacity's rules, no more), and
+ * a batch of adds of handles known free (a load's) is found again rule by
+ * rule after its flip and catch-up. */
+Test(update, whole_set_replaced_at_capacity_with_other_handles, .timeout = 300)
+{
+	enum { CAP = 20000 };
+	struct xtcam_block_spec spec = { .capacity = CAP };
+	struct xtcam_rule *r = calloc(2 * CAP, sizeof(*r));
+	struct xtcam_dp_op *ops = calloc(2 * CAP, sizeof(*ops));
+	struct xtcam_rec rec;
+	struct xtcam_action act;
+	struct xtcam_dp *dp;
+	char err[256];
+	uint32_t *h;
+	size_t n;
+	int i, round;
+
+	cr_assert(r && ops);
+	cr_assert_eq(xtcam_dp_create(&spec, 0, &dp), 0);
+	for (i = 0; i < 2 * CAP; i++) {
+		t_rule(&r[i], 1 + i % 100, (uint32_t)i + 1);
+		t_match_ethtype(&r[i], 0x0800);
+		t_match_ip4(&r[i], false, 0x0a000000u + (uint32_t)i, 32);
+		r[i].action.type = XTCAM_ACT_DROP;
+	}
+	for (i = 0; i < CAP; i++) {
+		ops[i] = add_op(&r[i]);
+		ops[i].free = true;
+	}
+	cr_assert_eq(xtcam_dp_apply(dp, ops, CAP, err, sizeof(err)), 0, "%s", err);
+	for (round = 0; round < 2; round++) {
+		int from = round ? CAP : 0, to = round ? 0 : CAP;
+
+		for (i = 0; i < CAP; i++) {
+			ops[2 * i] = (struct xtcam_dp_op){ .cmd = XTCAM_DP_DEL,
+							   .handle = (uint32_t)(from + i + 1) };
+			ops[2 * i + 1] = add_op(&r[to + i]);
+		}
+		cr_assert_eq(xtcam_dp_apply(dp, ops, 2 * CAP, err, sizeof(err)), 0,
+			     "round %d: %s", round, err);
+		cr_assert_eq(xtcam_dp_handles(dp, &h, &n), 0);
+		cr_assert_eq(n, CAP);
+		free(h);
+		cr_assert_eq(xtcam_dp_rule_record(dp, (uint32_t)(to + CAP), &rec, &act), 0);
+		cr_assert_eq(xtcam_dp_rule_record(dp, (uint32_t)(from + 1), &rec, &act), -ENOENT);
+		cr_assert_eq(xtcam_dp_verify(dp, err, sizeof(err)), 0, "%s", err);
+	}
+	xtcam_dp_free(dp);
+	free(r);
+	free(ops);
+}
+
 Test(update, replace_keeps_counters)
 {
 	struct xtcam_block_spec spec = { .capacity = 100 };

@@ -349,6 +349,23 @@ Test(cli_load, a_big_load_returns_at_its_commit_and_its_finisher_can_be_killed,
 	cr_assert_eq(kill(fin, SIGCONT), 0);
 	cr_assert_eq(finisher_wait(&st, 0), fin);
 	cr_assert(WIFEXITED(st) && !WEXITSTATUS(st), "status %d", st);
+	/* started with stdin and stderr closed: the lock file the command
+	 * opens is not among the streams the finisher points at /dev/null,
+	 * so the finisher still holds the lock */
+	XT_OK("rule flush big");
+	rc = t_sh(&o, "{ XTCAM_STOP_AT=finish %s rule load big %s <&- >/dev/null 2>&-; }",
+		  getenv("XTCAM_BIN"), path);
+	cr_assert_eq(rc, 0, "%s", o);
+	free(o);
+	fin = finisher_wait(&st, WUNTRACED);
+	cr_assert_gt(fin, 0);
+	cr_assert(WIFSTOPPED(st), "status %d", st);
+	rc = t_xtcam(&o, "-w 0 rule add big prio 1 handle 70001 eth_type ipv6 action pass");
+	cr_assert_eq(rc, 4, "the lock let go with the finisher stopped: %s", o);
+	free(o);
+	cr_assert_eq(kill(fin, SIGCONT), 0);
+	cr_assert_eq(finisher_wait(&st, 0), fin);
+	cr_assert(WIFEXITED(st) && !WEXITSTATUS(st), "status %d", st);
 	XT_OK("rule flush big");
 	XT_OK("rule add big prio 1 handle 1 eth_type ipv6 action pass");
 	for (i = 0; i < sizeof(points) / sizeof(points[0]); i++) {

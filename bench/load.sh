@@ -27,6 +27,7 @@ fi
 stopped=0
 cleanup() {
 	"$XT" flush >/dev/null 2>&1 || true
+	rm -f "/run/$XTCAM_INSTANCE.lock"
 	ip netns del $NS 2>/dev/null || true
 	if [ "$stopped" = 1 ] && [ -f "$out/load.md" ]; then
 		printf '\n%s\n' "**Stopped early:** killed at its time bound; the rows above are complete, the rest was not measured." >>"$out/load.md"

@@ -307,13 +307,21 @@ int xtcam_rules_join(struct xtcam_ctx *c)
  * state.  0: the parent, the rest is the child's; 1: no process (the
  * caller finishes).
  */
+/* what the command opened, it opened close-on-exec */
+static bool opened_here(int fd, void *arg)
+{
+	int fl = fcntl(fd, F_GETFD);
+
+	(void)arg;
+	return fl < 0 || (fl & FD_CLOEXEC);
+}
+
 static int finish_detached(struct xtcam_ctx *c, struct xtcam_block_rec *rec,
 			   const struct xtcam_rule_op *ops, size_t n)
 {
 	struct side sside = { .c = c };
 	pid_t pid = fork();
-	int fd, e, e1;
-	long max;
+	int e, e1;
 	bool two;
 
 	if (pid < 0)
@@ -323,22 +331,7 @@ static int finish_detached(struct xtcam_ctx *c, struct xtcam_block_rec *rec,
 		c->finished = true;
 		return 0;
 	}
-	setsid();
-	max = sysconf(_SC_OPEN_MAX);
-	for (fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++) {
-		int fl = fcntl(fd, F_GETFD);
-
-		/* (what the command opened, it opened close-on-exec) */
-		if (fl >= 0 && !(fl & FD_CLOEXEC))
-			close(fd);
-	}
-	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (fd >= 0) {
-		dup2(fd, 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		close(fd);
-	}
+	xtcam_outlive(opened_here, NULL);
 	xtcam_progress_quiet = true;
 	xtcam_state_note_holder(c->st);
 	xtcam_crash_point("finish");

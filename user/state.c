@@ -1773,11 +1773,36 @@ static void sweep_release(struct xtcam_state *st, __u32 id)
  * markers are there.  Returns -errno when no process could be made (the
  * caller sweeps itself).
  */
+static bool sweep_keeps(int fd, void *arg)
+{
+	const struct xtcam_state *st = arg;
+
+	return fd == st->fd_rules[0] || fd == st->fd_rules[1] || fd == st->fd_ranks ||
+	       fd == st->pin_fd;
+}
+
+void xtcam_outlive(bool (*keep)(int fd, void *arg), void *arg)
+{
+	long max = sysconf(_SC_OPEN_MAX);
+	int fd;
+
+	setsid();
+	for (fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+		if (!keep(fd, arg))
+			close(fd);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	}
+}
+
 static int sweep_detached(struct xtcam_state *st, __u32 id, __u32 rgen)
 {
 	pid_t pid = fork(), gc;
-	int status, fd;
-	long max;
+	int status;
 
 	if (pid < 0)
 		return -errno;
@@ -1792,19 +1817,8 @@ static int sweep_detached(struct xtcam_state *st, __u32 id, __u32 rgen)
 	gc = fork();
 	if (gc)
 		_exit(gc < 0 ? 1 : 0);
-	setsid();
 	/* no pipe or socket of the caller's is held open by the sweep */
-	max = sysconf(_SC_OPEN_MAX);
-	for (fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
-		if (fd != st->fd_rules[0] && fd != st->fd_rules[1] && fd != st->fd_ranks &&
-		    fd != st->pin_fd)
-			close(fd);
-	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (fd >= 0) {
-		dup2(fd, 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-	}
+	xtcam_outlive(sweep_keeps, st);
 	/* pins of its own (those of the caller's open file go with it) */
 	if (st->pin_fd >= 0)
 		close(st->pin_fd);

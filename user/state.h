@@ -76,6 +76,11 @@ void xtcam_state_unlock(struct xtcam_state *st);
 /* who holds the lock, written into the lock file again (by a process
  * that inherited it) */
 void xtcam_state_note_holder(struct xtcam_state *st);
+/* A process forked to outlive its command (block del's sweep, a big
+ * load's finisher) leaves the terminal's session, closes every file from
+ * 3 on that keep(fd, arg) does not want, and points its standard streams
+ * at /dev/null: it holds none of the caller's pipes or sockets. */
+void xtcam_outlive(bool (*keep)(int fd, void *arg), void *arg);
 /* Take the lock again after xtcam_state_unlock(), waiting as
  * xtcam_state_open does; 0 when it is held already. */
 int xtcam_state_lock(struct xtcam_state *st, char *err, size_t errlen);

@@ -1931,6 +1931,24 @@ static int write_tlists(struct txn *t, __u32 gen)
 	return err;
 }
 
+/* a rule's entry of generation gen into the chunk (uk, uv), written
+ * when the chunk is full: a changed rule that is present */
+static int put_rule(struct xtcam_dp *dp, __u32 gen, __u64 handle, const struct rentry *re,
+		    __u64 *uk, struct xtcam_hval *uv, size_t *nu, size_t cap)
+{
+	int err;
+
+	if (!re->dirty || re->absent)
+		return 0;
+	uk[*nu] = dp_abs_key(dp, XTCAM_MAP_RULES, handle, gen);
+	uv[(*nu)++] = re->v;
+	if (*nu < cap)
+		return 0;
+	err = dp_write(dp, XTCAM_MAP_RULES, uk, uv, *nu);
+	*nu = 0;
+	return err;
+}
+
 /* The rules' entries of a generation, written and deleted a chunk at a
  * time: memory for a chunk, not for every rule of a large batch.  Every
  * delete before the first write: a generation never holds more entries
@@ -1942,7 +1960,6 @@ static int write_rules(struct txn *t, __u32 gen)
 	size_t nr = t->unmapped ? t->nunmapped : t->rules.n, si;
 	size_t nd = 0, nu = 0, cap = nr < WRITE_CHUNK ? nr : WRITE_CHUNK;
 	struct rslab *sl;
-	struct rentry *ure;
 	__u64 *dk, *uk;
 	struct xtcam_hval *uv;
 	int err = 0;
@@ -1970,34 +1987,14 @@ static int write_rules(struct txn *t, __u32 gen)
 	}
 	if ((err = dp_del(dp, XTCAM_MAP_RULES, dk, nd)))
 		goto out;
-	u64map_for_each(&t->rules, e) {
-		struct rentry *re = e->val;
-
-		if (!re->dirty || re->absent)
-			continue;
-		uk[nu] = dp_abs_key(dp, XTCAM_MAP_RULES, e->key, gen);
-		uv[nu++] = re->v;
-		if (nu == cap) {
-			if ((err = dp_write(dp, XTCAM_MAP_RULES, uk, uv, nu)))
-				goto out;
-			nu = 0;
-		}
-	}
+	u64map_for_each(&t->rules, e)
+		if ((err = put_rule(dp, gen, e->key, e->val, uk, uv, &nu, cap)))
+			goto out;
 	/* unmapped: adds only, nothing to delete above */
-	for (sl = t->unmapped ? t->slab : NULL; sl; sl = sl->next) {
-		for (si = 0; si < sl->n; si++) {
-			ure = &sl->e[si];
-			if (!ure->dirty || ure->absent)
-				continue;
-			uk[nu] = dp_abs_key(dp, XTCAM_MAP_RULES, ure->handle, gen);
-			uv[nu++] = ure->v;
-			if (nu == cap) {
-				if ((err = dp_write(dp, XTCAM_MAP_RULES, uk, uv, nu)))
-					goto out;
-				nu = 0;
-			}
-		}
-	}
+	for (sl = t->unmapped ? t->slab : NULL; sl; sl = sl->next)
+		for (si = 0; si < sl->n; si++)
+			if ((err = put_rule(dp, gen, sl->e[si].handle, &sl->e[si], uk, uv, &nu, cap)))
+				goto out;
 	err = dp_write(dp, XTCAM_MAP_RULES, uk, uv, nu);
 out:
 	free(dk);

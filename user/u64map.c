@@ -77,26 +77,14 @@ int u64map_reserve(struct u64map *m, size_t n)
 
 int u64map_put(struct u64map *m, uint64_t key, void *val)
 {
-	size_t i;
+	void **slot = u64map_slot(m, key);
 
-	if ((m->n + 1) * 4 > m->cap * 3) {
-		int err = grow(m);
-
-		if (err)
-			return err;
-	}
-	for (i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->e[i].val) {
-			m->e[i].key = key;
-			m->e[i].val = val;
-			m->n++;
-			return 0;
-		}
-		if (m->e[i].key == key) {
-			m->e[i].val = val;
-			return 0;
-		}
-	}
+	if (!slot)
+		return -ENOMEM;
+	if (!*slot)
+		m->n++;
+	*slot = val;
+	return 0;
 }
 
 void **u64map_slot(struct u64map *m, uint64_t key)

@@ -33,6 +33,19 @@ static void teardown(void)
 
 TestSuite(import_cli, .init = setup, .fini = teardown, .timeout = 300);
 
+/* the test's tc script (dir/tc) imported with its bindings in netns ns
+ * and restored: the imported file's text (the caller frees it) */
+static char *import_restored(const char *ns)
+{
+	char *o = NULL, *cfg = NULL;
+
+	cr_assert_eq(t_sh(&cfg, "\"$XTCAM_BIN\" import tc %s/tc netns %s > %s/cfg && cat %s/cfg",
+			  dir, ns, dir, dir), 0, "%s", cfg);
+	cr_assert_eq(t_xtcam(&o, "restore %s/cfg", dir), 0, "%s", o);
+	free(o);
+	return cfg;
+}
+
 Test(import_cli, script_restores_with_tc_verdicts)
 {
 	struct t_pair p;
@@ -53,12 +66,9 @@ Test(import_cli, script_restores_with_tc_verdicts)
 			  "'tc filter add dev %s ingress pref 5 protocol ip flower ip_proto udp "
 			  "dst_port 21 action shot' > %s/tc", p.a, p.a, p.a, p.a, p.a, p.a, dir), 0);
 	/* the script names the device; the test's is in a namespace */
-	cr_assert_eq(t_sh(&o, "\"$XTCAM_BIN\" import tc %s/tc netns %s > %s/cfg && cat %s/cfg",
-			  dir, p.ns_a, dir, dir), 0, "%s", o);
+	o = import_restored(p.ns_a);
 	cr_assert(strstr(o, "# xtcam save format 2, "), "%s", o);
 	cr_assert(strstr(o, "prio 49151 "), "automatic prefs: %s", o);
-	free(o);
-	cr_assert_eq(t_xtcam(&o, "restore %s/cfg", dir), 0, "%s", o);
 	free(o);
 
 	t_frame(&p, &s, 0);
@@ -190,11 +200,7 @@ Test(import_cli, flower_keywords_on_live_frames)
 			  "arp_tip 10.9.9.9 action drop' "
 			  "'tc filter add dev %s ingress pref 4 protocol all flower num_of_vlans 2 "
 			  "action drop' > %s/tc", p.a, p.a, p.a, p.a, p.a, dir), 0);
-	cr_assert_eq(t_sh(&o, "\"$XTCAM_BIN\" import tc %s/tc netns %s > %s/cfg && cat %s/cfg",
-			  dir, p.ns_a, dir, dir), 0, "%s", o);
-	free(o);
-	cr_assert_eq(t_xtcam(&o, "restore %s/cfg", dir), 0, "%s", o);
-	free(o);
+	free(import_restored(p.ns_a));
 
 	t_frame(&p, &s, 0);
 	s.sport = 1000;

@@ -156,6 +156,75 @@ static long peak_kib(const char *args)
 /* the rules of a load are held packed and not copied again and again:
  * 100,000 rules take well under 300 bytes each at the peak (a parsed rule
  * is 272 unpacked) */
+/* the execve() calls of `xtcam ARGS` run with environment ENV, each
+ * line of strace's in *out */
+static int execs(char **out, const char *env, const char *args)
+{
+	char *o = NULL, trace[96];
+	int n;
+
+	snprintf(trace, sizeof(trace), "%s/exec.out", dir);
+	cr_assert_eq(t_sh(&o, "env -u GLIBC_TUNABLES %s ASAN_OPTIONS=detect_leaks=0 strace -f -qq "
+			  "-v -s 512 -o %s -e trace=execve %s %s", env, trace,
+			  getenv("XTCAM_BIN"), args), 0, "%s: %s", args, o);
+	free(o);
+	cr_assert_eq(t_sh(out, "grep 'execve(' %s", trace), 0);
+	cr_assert_eq(t_sh(&o, "grep -c 'execve(' %s", trace), 0);
+	n = atoi(o);
+	free(o);
+	return n;
+}
+
+/* PATH padded with comment lines to at least 4 MiB */
+static void pad(const char *path)
+{
+	cr_assert_eq(t_sh(NULL, "yes '# a comment line, of which there are many' | head -c 4194304 "
+			  ">> %s && echo >> %s", path, path), 0);
+}
+
+/* Where the kernel gives huge pages to memory that asks ("madvise"), a
+ * load of a big file starts itself again with glibc's malloc asking;
+ * small files, other commands, and a caller who set the tunable are not
+ * started again */
+Test(cli_load, a_big_load_runs_with_huge_pages, .timeout = 300)
+{
+	char rules[96], small[96], batch[96], args[160], *o = NULL, *x = NULL;
+
+	if (t_sh(NULL, "grep -q '\\[madvise\\]' /sys/kernel/mm/transparent_hugepage/enabled"))
+		cr_skip_test("transparent huge pages are not \"madvise\" here");
+	cr_assert_eq(t_sh(&o, "strace -V"), 0, "strace is needed (apt-get install strace)");
+	free(o);
+	snprintf(rules, sizeof(rules), "%s/r.rules", dir);
+	snprintf(small, sizeof(small), "%s/s.rules", dir);
+	snprintf(batch, sizeof(batch), "%s/b.batch", dir);
+	rules_file(rules, 300, 1);
+	pad(rules);
+	rules_file(small, 300, 2);
+	cr_assert_eq(t_sh(NULL, "echo 'block show b' > %s", batch), 0);
+	pad(batch);
+	XT_OK("block add b capacity 1000");
+	snprintf(args, sizeof(args), "rule load b %s", rules);
+	cr_assert_eq(execs(&x, "", args), 2, "%s", x);
+	cr_assert(strstr(x, "GLIBC_TUNABLES=glibc.malloc.hugetlb=1"), "%s", x);
+	free(x);
+	cr_assert_eq(rules_of("b"), 300);
+	/* the caller's tunables kept beside it */
+	snprintf(args, sizeof(args), "-batch %s", batch);
+	cr_assert_eq(execs(&x, "GLIBC_TUNABLES=glibc.malloc.check=0", args), 2, "%s", x);
+	cr_assert(strstr(x, "GLIBC_TUNABLES=glibc.malloc.check=0:glibc.malloc.hugetlb=1"),
+		  "%s", x);
+	free(x);
+	snprintf(args, sizeof(args), "rule load b %s", small);
+	cr_assert_eq(execs(&x, "", args), 1, "%s", x);
+	free(x);
+	cr_assert_eq(execs(&x, "", "rule show b"), 1, "%s", x);
+	free(x);
+	snprintf(args, sizeof(args), "rule load b %s", rules);
+	cr_assert_eq(execs(&x, "GLIBC_TUNABLES=glibc.malloc.hugetlb=0", args), 1, "%s", x);
+	free(x);
+	cr_assert_eq(rules_of("b"), 900);
+}
+
 Test(cli_load, load_memory_is_a_few_hundred_bytes_a_rule, .timeout = 300)
 {
 	char path[96], args[160];

@@ -700,11 +700,15 @@ static int show_rules(struct xtcam_ctx *c, const char *block)
 	return e ? fail(e, "rule show: %s", err) : 0;
 }
 
+static const char *const rule_verbs[] = { "add", "replace", "del", "delete", "load", "show",
+					  "list", "flush", "help", NULL };
+static const char *const objects[] = { "block", "bind", "unbind", "rule", "counters", "save",
+				       "restore", "flush", "apply", "metrics", "import", "help",
+				       NULL };
+
 static int do_rule(int argc, char **argv)
 {
-	static const char *const verbs[] = { "add", "replace", "del", "delete", "load", "show",
-					     "list", "flush", "help", NULL };
-	const char *v = argc ? match_word(argv[0], verbs) : NULL;
+	const char *v = argc ? match_word(argv[0], rule_verbs) : NULL;
 	char err[XTCAM_MSG_MAX];
 	struct xtcam_block_spec spec;
 	struct xtcam_ctx *c;
@@ -1021,6 +1025,112 @@ static int set_wait(const char *arg)
 	return 0;
 }
 
+/*
+ * Huge pages for the commands that read rules by the hundred thousand.
+ * A load of a million rules touches some 300 MB of its own; on 4 KiB
+ * pages each first touch is a page fault and each page a TLB entry, which
+ * costs a fifth of the load's time (docs/state.md).  Where the kernel
+ * gives transparent huge pages only to memory that asks for them
+ * ("madvise"), glibc's malloc asks when GLIBC_TUNABLES sets
+ * glibc.malloc.hugetlb=1, which it reads when the process starts: a
+ * command that reads a file of at least HUGE_FILE starts itself again
+ * once with it (a smaller file would not repay the exec).  A
+ * GLIBC_TUNABLES that sets glibc.malloc.hugetlb already is left as it is
+ * (=0 turns this off); the variable is put back as it was for the
+ * processes the command starts.
+ */
+#define HUGE_TUNABLE "glibc.malloc.hugetlb=1"
+#define HUGE_WAS     "XTCAM_GLIBC_TUNABLES_WAS"
+#define HUGE_FILE    (4 << 20)
+
+static bool big_file(const char *path)
+{
+	struct stat s;
+
+	return !stat(path, &s) && S_ISREG(s.st_mode) && s.st_size >= HUGE_FILE;
+}
+
+/* rule load, apply, restore, import or -batch of a big file */
+static bool bulk_command(int argc, char **argv)
+{
+	const char *obj;
+	int i, j;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-batch") || !strcmp(argv[i], "--batch"))
+			return i + 1 < argc && big_file(argv[i + 1]);
+		if (!strcmp(argv[i], "-w") || !strcmp(argv[i], "--wait"))
+			i++;
+	}
+	obj = i < argc ? match_word(argv[i], objects) : NULL;
+	if (!obj)
+		return false;
+	if (!strcmp(obj, "rule") ? !(i + 1 < argc && match_word(argv[i + 1], rule_verbs) &&
+				     !strcmp(match_word(argv[i + 1], rule_verbs), "load")) :
+	    strcmp(obj, "apply") && strcmp(obj, "restore") && strcmp(obj, "import"))
+		return false;
+	for (j = i + 1; j < argc; j++)
+		if (big_file(argv[j]))
+			return true;
+	return false;
+}
+
+static bool thp_madvise(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	char line[128] = "";
+	bool m;
+
+	if (!f)
+		return false;
+	m = fgets(line, sizeof(line), f) && strstr(line, "[madvise]");
+	fclose(f);
+	return m;
+}
+
+static void huge_pages(int argc, char **argv)
+{
+	const char *was = getenv(HUGE_WAS), *t = getenv("GLIBC_TUNABLES");
+	char *tun = t ? strdup(t) : NULL, *v = NULL, *w = NULL;
+
+	if (was) {
+		/* started again: the variable as the caller had it (HUGE_WAS
+		 * "" when unset, else "=" and its value) */
+		if (was[0] == '=')
+			setenv("GLIBC_TUNABLES", was + 1, 1);
+		else
+			unsetenv("GLIBC_TUNABLES");
+		unsetenv(HUGE_WAS);
+		goto out;
+	}
+	if ((t && !tun) || (tun && strstr(tun, "glibc.malloc.hugetlb")) ||
+	    !bulk_command(argc, argv) || !thp_madvise())
+		goto out;
+	if (asprintf(&w, "%s%s", tun ? "=" : "", tun ? tun : "") < 0) {
+		w = NULL;
+		goto out;
+	}
+	if (asprintf(&v, "%s%s%s", tun && *tun ? tun : "", tun && *tun ? ":" : "",
+		     HUGE_TUNABLE) < 0) {
+		v = NULL;
+		goto out;
+	}
+	if (setenv(HUGE_WAS, w, 1) || setenv("GLIBC_TUNABLES", v, 1))
+		goto back;
+	execv("/proc/self/exe", argv);
+back:
+	/* not started again (no /proc, say): on as the caller started it */
+	if (tun)
+		setenv("GLIBC_TUNABLES", tun, 1);
+	else
+		unsetenv("GLIBC_TUNABLES");
+	unsetenv(HUGE_WAS);
+out:
+	free(tun);
+	free(v);
+	free(w);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1034,12 +1144,16 @@ int main(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ 0 }
 	};
-	static const char *const objects[] = { "block", "bind", "unbind", "rule", "counters",
-					       "save", "restore", "flush", "apply", "metrics", "import",
-					       "help", NULL };
+	static bool started;
 	const char *obj, *batch = NULL;
 	bool force = false;
 	int o, i;
+
+	/* (main runs again for each line of a batch) */
+	if (!started) {
+		started = true;
+		huge_pages(argc, argv);
+	}
 
 	/* standard streams the caller closed are opened on /dev/null, so that
 	 * nothing xtcam opens lands on them: a big load's finisher points

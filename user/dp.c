@@ -2003,14 +2003,42 @@ out:
 	return err;
 }
 
+struct rules_job {
+	struct txn *t;
+	__u32 gen;
+	int err;
+};
+
+static void *rules_thread(void *arg)
+{
+	struct rules_job *j = arg;
+
+	j->err = write_rules(j->t, j->gen);
+	return NULL;
+}
+
+/* A big batch's rules entries are written by a thread of their own while
+ * the buckets are: two maps, each about half of the generation's writes
+ * (neither reads the other; both are done before the generation is). */
 static int write_gen(struct txn *t, __u32 gen)
 {
 	struct xtcam_dp *dp = t->dp;
-	int err;
+	struct rules_job job = { .t = t, .gen = gen };
+	size_t nr = t->unmapped ? t->nunmapped : t->rules.n;
+	bool two = false;
+	pthread_t th;
+	int err = 0;
 
-	err = write_rules(t, gen);
+	if (nr >= dense_min() && t->mr[XTCAM_MAP_BUCKETS].ndirty >= dense_min())
+		two = !pthread_create(&th, NULL, rules_thread, &job);
+	if (!two)
+		err = write_rules(t, gen);
 	if (!err)
 		err = write_mirror(t, XTCAM_MAP_BUCKETS, gen);
+	if (two) {
+		pthread_join(th, NULL);
+		err = err ? err : job.err;
+	}
 	if (!err)
 		err = write_mirror(t, XTCAM_MAP_ALLOC, gen);
 	if (!err && t->tup_dirty) {

@@ -160,6 +160,7 @@ struct side {
 	const struct xtcam_rule_op *ops;
 	size_t n;
 	int e;
+	struct xtcam_chunks ch;         /* side_write's, shared with a helper */
 };
 
 static void *side_write(void *arg)
@@ -167,7 +168,7 @@ static void *side_write(void *arg)
 	struct side *s = arg;
 
 	xtcam_progress_quiet = true;
-	s->e = xtcam_state_rules_write(s->c->st, s->rec, s->ops, s->n);
+	s->e = xtcam_state_rules_write(s->c->st, s->rec, s->ops, s->n, &s->ch);
 	return NULL;
 }
 
@@ -483,10 +484,18 @@ static int apply_copy(struct xtcam_ctx *c, const char *block, const struct xtcam
 	if (fin)
 		xtcam_xdp_hold(c);
 	wside = (struct side){ .c = c, .rec = &rec, .ops = ops, .n = n };
+	xtcam_chunks_init(&wside.ch);
 	two = n > DEFER_MAX && side_start(&wside, side_write);
 	e = known ? xtcam_block_rules_apply_known(b, ops, n, msg, sizeof(msg)) :
 		    xtcam_block_rules_apply(b, ops, n, msg, sizeof(msg));
+	/* the data paths' part done first: a share of what is left of the
+	 * registry's (its error is the thread's too) */
+	if (!e && two)
+		xtcam_state_rules_help(c->st, &rec, ops, n, &wside.ch);
+	else if (two)
+		xtcam_chunks_cancel(&wside.ch);    /* aborted below */
 	e2 = two ? side_join(&wside) : 0;
+	xtcam_chunks_destroy(&wside.ch);
 	if (e) {
 		xtcam_xdp_settle(c);
 		xtcam_state_rules_abort(c->st, &rec, ops, n);

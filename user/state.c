@@ -2092,19 +2092,94 @@ int xtcam_state_rules_stage(struct xtcam_state *st, struct xtcam_block_rec *b,
 	return e;
 }
 
+void xtcam_chunks_init(struct xtcam_chunks *ch)
+{
+	pthread_mutex_init(&ch->mu, NULL);
+	pthread_cond_init(&ch->cv, NULL);
+	ch->next = 0;
+	ch->active = 0;
+	ch->err = 0;
+	ch->held = false;
+}
+
+void xtcam_chunks_cancel(struct xtcam_chunks *ch)
+{
+	pthread_mutex_lock(&ch->mu);
+	ch->err = ch->err ? ch->err : -ECANCELED;
+	pthread_mutex_unlock(&ch->mu);
+}
+
+void xtcam_chunks_destroy(struct xtcam_chunks *ch)
+{
+	pthread_mutex_destroy(&ch->mu);
+	pthread_cond_destroy(&ch->cv);
+}
+
+/* chunks of ops taken from ch and written until none is left */
+static int write_shared(struct xtcam_state *st, __u32 id, __u32 gen,
+			const struct xtcam_rule_op *ops, size_t n, struct xtcam_chunks *ch)
+{
+	size_t i, k;
+	int e = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&ch->mu);
+		if (ch->err || ch->next >= n) {
+			e = ch->err;
+			pthread_mutex_unlock(&ch->mu);
+			return e;
+		}
+		i = ch->next;
+		k = n - i < WRITE_CHUNK ? n - i : WRITE_CHUNK;
+		ch->next += k;
+		ch->active++;
+		pthread_mutex_unlock(&ch->mu);
+		e = write_chunk(st, id, gen, ops + i, k, true);
+		pthread_mutex_lock(&ch->mu);
+		ch->active--;
+		if (e && !ch->err)
+			ch->err = e;
+		pthread_cond_broadcast(&ch->cv);
+		pthread_mutex_unlock(&ch->mu);
+	}
+}
+
 int xtcam_state_rules_write(struct xtcam_state *st, const struct xtcam_block_rec *b,
-			    const struct xtcam_rule_op *ops, size_t n)
+			    const struct xtcam_rule_op *ops, size_t n, struct xtcam_chunks *ch)
 {
 	int e = gen_hold(st, b->name, b->id, !b->rgen);
 
-	if (e)
+	if (e) {
+		pthread_mutex_lock(&ch->mu);
+		ch->err = ch->err ? ch->err : e;
+		pthread_mutex_unlock(&ch->mu);
 		return e;
-	/* (one thread: beside the data paths' work, which has the other
-	 * core; on two threads, the three would share two cores and the
-	 * data paths' work, the longer, would end later) */
-	e = write_ops(st, b->id, !b->rgen, ops, n, "registry");
+	}
+	/* (one thread, beside the data paths' work, which has the other
+	 * core; whoever is done with that helps, xtcam_state_rules_help) */
+	pthread_mutex_lock(&ch->mu);
+	ch->held = true;
+	pthread_mutex_unlock(&ch->mu);
+	write_shared(st, b->id, !b->rgen, ops, n, ch);
+	/* the chunks another thread took written too */
+	pthread_mutex_lock(&ch->mu);
+	while (ch->active)
+		pthread_cond_wait(&ch->cv, &ch->mu);
+	e = ch->err;
+	pthread_mutex_unlock(&ch->mu);
 	gen_release(st, b->id, !b->rgen);
 	return e;
+}
+
+int xtcam_state_rules_help(struct xtcam_state *st, const struct xtcam_block_rec *b,
+			   const struct xtcam_rule_op *ops, size_t n, struct xtcam_chunks *ch)
+{
+	bool held;
+
+	pthread_mutex_lock(&ch->mu);
+	held = ch->held;
+	pthread_mutex_unlock(&ch->mu);
+	return held ? write_shared(st, b->id, !b->rgen, ops, n, ch) : 0;
 }
 
 int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,

@@ -14,6 +14,7 @@
 #ifndef XTCAM_STATE_INTERNAL_H
 #define XTCAM_STATE_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include "xtcam/state.h"
@@ -175,9 +176,30 @@ int xtcam_state_rules_stage(struct xtcam_state *st, struct xtcam_block_rec *b,
 /* The writes of xtcam_state_rules_stage(st, b, ops, n) alone, for a record
  * that xtcam_state_rules_stage(st, b, ops, 0) marked: they touch nothing
  * but the inactive generation, and so may run in a thread of their own
- * beside work that does not use st. */
+ * beside work that does not use st.  They go chunk by chunk, each chunk
+ * taken from ch (zeroed by the caller, then xtcam_chunks_init), so that
+ * another thread may take a share of them (xtcam_state_rules_help); the
+ * write returns once every chunk taken is written. */
+struct xtcam_chunks {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	size_t next;            /* the first op no thread has taken */
+	int active;             /* chunks being written */
+	int err;                /* the first error: no chunk is taken after it */
+	bool held;              /* the writer holds the generation: helpers
+				 * may take chunks */
+};
+void xtcam_chunks_init(struct xtcam_chunks *ch);
+void xtcam_chunks_destroy(struct xtcam_chunks *ch);
+/* no more chunks taken: the write ends with -ECANCELED */
+void xtcam_chunks_cancel(struct xtcam_chunks *ch);
 int xtcam_state_rules_write(struct xtcam_state *st, const struct xtcam_block_rec *b,
-			    const struct xtcam_rule_op *ops, size_t n);
+			    const struct xtcam_rule_op *ops, size_t n, struct xtcam_chunks *ch);
+/* Another thread's share of a xtcam_state_rules_write() under way: the
+ * chunks nobody has taken yet, none before the writer holds the
+ * generation (its readers done).  Its error, or 0. */
+int xtcam_state_rules_help(struct xtcam_state *st, const struct xtcam_block_rec *b,
+			   const struct xtcam_rule_op *ops, size_t n, struct xtcam_chunks *ch);
 int xtcam_state_rules_commit(struct xtcam_state *st, struct xtcam_block_rec *b,
 			     const struct xtcam_rule_op *ops, size_t n);
 /* xtcam_state_rules_commit in two: the flip (the commit point), then the

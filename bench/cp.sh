@@ -14,6 +14,10 @@
 #                        quick: 9); fewer when they take more than the
 #                        budget of a measure (30 s; quick: 3 s), never
 #                        fewer than 3
+#   XTCAM_BENCH_CP_LOADS the loads of the largest block, 1-9 (default 3;
+#                        quick: 1), each into a block made anew once the
+#                        last one is deleted and the machine is quiet; the
+#                        median is reported
 # A load is timed with ptime -d: what it leaves behind (the finisher of a
 # load of more than 65,536 rules, which writes its second copies holding
 # the lock) is waited for, reported (when it was done, from the command's
@@ -38,6 +42,8 @@ if [ "$mode" = quick ]; then
 else
 	max=${XTCAM_BENCH_CP_MAX:-1000000} runs=${XTCAM_BENCH_CP_RUNS:-25} tb=30
 fi
+loads=${XTCAM_BENCH_CP_LOADS:-$([ "$mode" = quick ] && echo 1 || echo 3)}
+case $loads in [1-9]) ;; *) echo "cp: XTCAM_BENCH_CP_LOADS: 1 to 9" >&2; exit 2 ;; esac
 # run i adds 198.51.100.i
 case $runs in ''|*[!0-9]*) runs=0 ;; esac
 [ "$runs" -ge 3 ] && [ "$runs" -le 254 ] || { echo "cp: XTCAM_BENCH_CP_RUNS: 3 to 254" >&2; exit 2; }
@@ -65,7 +71,7 @@ rest() {
 		echo
 		echo "\`xtcam rule load\` of the N rules into an empty bound block (below the largest size, with the"
 		echo "block of $max rules beside it) and \`nft -f\` of the N-element set (its table, chain and rule"
-		echo "included) and of the chain of N rules, one run each.  A load of more than 65,536 rules returns"
+		echo "included) and of the chain of N rules, one run each (the largest block: the median of its loads).  A load of more than 65,536 rules returns"
 		echo "at its commit point and leaves its registry's copy and its data path's catch-up to a detached"
 		echo "process that holds the lock until it is done: when it was done (from the command's end) is"
 		echo "the finisher column, and the peak RSS is the largest of the command's and the finisher's."
@@ -84,6 +90,7 @@ rest() {
 		echo "| rule add, against ${first} rules (medians) | $r_add |"
 		echo "| rule del, against ${first} rules (medians) | $r_del |"
 		echo "| rule load into an empty bound block, s | $(ms2s "$big_load") |"
+		echo "| rule load, its runs (the median above), s | $(for l in "${LOADS[@]}"; do ms2s "$l"; echo; done | paste -sd, - | sed 's/,/, /g') |"
 		echo "| rule load, its finisher done after, s | $(ms2s "$big_load_fin") |"
 		echo "| rule load, peak RSS MiB (command and finisher) | $(mib "$big_load_rss") |"
 		echo "| rule show, first line s | $(ms2s "$big_first") |"
@@ -103,6 +110,7 @@ stopped=0 rest_done=1
 big_load='' big_load_rss='' big_load_fin='' big_show='' big_first='' big_show_rss='' big_show_lines='' big_show_runs=''
 big_unbind='' big_del='' big_del_rss='' big_sweep='' nft_big_load='' nft_big_rss=''
 declare -A XLOAD=() XLRSS=() XLFIN=() NSET=() NCHAIN=()
+LOADS=()
 cleanup() {
 	local rc=$?
 	[ "$rest_done" = 1 ] || rest
@@ -209,11 +217,39 @@ rest_done=0
 # the block of the largest size: created, bound, loaded (timed), shown
 # (timed); it stays beside the smaller blocks
 cap() { echo $(($1 + $1 / 8 + 1024)); }
+# quiet: until the CPUs were idle 90% of a second (a block deleted leaves
+# the kernel freeing its maps for a few seconds), at most 30 s
+quiet() {
+	local i a b
+	for i in $(seq 30); do
+		a=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 }' /proc/stat)
+		sleep 1
+		b=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 }' /proc/stat)
+		awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " ");
+			busy = y[1] - x[1]; idle = y[2] - x[2];
+			exit !(busy + idle > 0 && busy <= (busy + idle) / 10) }' && return 0
+	done
+	return 0
+}
+# median FIELD: of the loads' values
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 rules "$work/big.rules" "$max"
-"$XT" block add big capacity "$(cap "$max")" default pass >/dev/null
-"$XT" bind big dev xtbc0 netns $NS mode "$bmode" >/dev/null
-pt "load $max" -n 1 -d -- "$XT" rule load big "$work/big.rules"
-big_load=$(val 1 med_ms) big_load_rss=$(val 1 rss_max_kb) big_load_fin=$(val 1 after_med_ms)
+fins=() rsss=()
+for l in $(seq "$loads"); do
+	if [ "$l" -gt 1 ]; then
+		"$XT" unbind big dev xtbc0 netns $NS >/dev/null
+		"$XT" block del big >/dev/null
+		flock "/run/$XTCAM_INSTANCE.lock" true      # its sweep done
+	fi
+	"$XT" block add big capacity "$(cap "$max")" default pass >/dev/null
+	"$XT" bind big dev xtbc0 netns $NS mode "$bmode" >/dev/null
+	quiet
+	pt "load $max ($l)" -n 1 -d -- "$XT" rule load big "$work/big.rules"
+	LOADS+=("$(val 1 med_ms)") rsss+=("$(val 1 rss_max_kb)") fins+=("$(val 1 after_med_ms)")
+	flock "/run/$XTCAM_INSTANCE.lock" true
+done
+big_load=$(median "${LOADS[@]}") big_load_rss=$(printf '%s\n' "${rsss[@]}" | sort -n | tail -1)
+big_load_fin=$(median "${fins[@]}")
 XLOAD[$max]=$big_load XLRSS[$max]=$big_load_rss XLFIN[$max]=$big_load_fin
 pt "show $max" -n 3 -m 1 -T "$tb" -f -- "$XT" rule show big
 big_show=$(val 1 med_ms) big_first=$(val 1 first_med_ms) big_show_rss=$(val 1 rss_max_kb)

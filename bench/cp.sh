@@ -222,16 +222,24 @@ cap() { echo $(($1 + $1 / 8 + 1024)); }
 quiet() {
 	local i a b
 	for i in $(seq 30); do
-		a=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 }' /proc/stat)
+		a=$(awk '/^cpu / { printf "%.0f %.0f\n", $2 + $3 + $4 + $7 + $8, $5 }' /proc/stat)
 		sleep 1
-		b=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 }' /proc/stat)
+		b=$(awk '/^cpu / { printf "%.0f %.0f\n", $2 + $3 + $4 + $7 + $8, $5 }' /proc/stat)
 		awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " ");
 			busy = y[1] - x[1]; idle = y[2] - x[2];
 			exit !(busy + idle > 0 && busy <= (busy + idle) / 10) }' && return 0
 	done
 	return 0
 }
-# median FIELD: of the loads' values
+# sweep_wait: until the detached sweep of a `block del big` is done (it
+# lets go of the lock before it sweeps), at most 300 s
+sweep_wait() {
+	for _ in $(seq 3000); do
+		pgrep -f "^$XT block del big\$" >/dev/null || return 0
+		sleep 0.1
+	done
+}
+# median VALUES...
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 rules "$work/big.rules" "$max"
 fins=() rsss=()
@@ -239,7 +247,7 @@ for l in $(seq "$loads"); do
 	if [ "$l" -gt 1 ]; then
 		"$XT" unbind big dev xtbc0 netns $NS >/dev/null
 		"$XT" block del big >/dev/null
-		flock "/run/$XTCAM_INSTANCE.lock" true      # its sweep done
+		sweep_wait
 	fi
 	"$XT" block add big capacity "$(cap "$max")" default pass >/dev/null
 	"$XT" bind big dev xtbc0 netns $NS mode "$bmode" >/dev/null
@@ -314,10 +322,7 @@ big_del=$(val 1 med_ms) big_del_rss=$(val 1 rss_max_kb)
 # a big block's registry entries are swept by a detached process after
 # the command: how long until it is done (from the command's end)
 t0=$(date +%s%N)
-for _ in $(seq 3000); do
-	pgrep -f "^$XT block del big\$" >/dev/null || break
-	sleep 0.1
-done
+sweep_wait
 big_sweep=$(( ($(date +%s%N) - t0) / 1000000 ))
 rest
 echo "cp: wrote $out/cp.md" >&2

@@ -176,7 +176,8 @@ int xtcam_state_rules_stage(struct xtcam_state *st, struct xtcam_block_rec *b,
 /* The writes of xtcam_state_rules_stage(st, b, ops, n) alone, for a record
  * that xtcam_state_rules_stage(st, b, ops, 0) marked: they touch nothing
  * but the inactive generation, and so may run in a thread of their own
- * beside work that does not use st.  They go chunk by chunk, each chunk
+ * beside work that does not use st (but for xtcam_state_rules_help, which
+ * reads only its maps' descriptors too).  They go chunk by chunk, each chunk
  * taken from ch (zeroed by the caller, then xtcam_chunks_init), so that
  * another thread may take a share of them (xtcam_state_rules_help); the
  * write returns once every chunk taken is written. */

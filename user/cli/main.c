@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1093,9 +1094,15 @@ static void huge_pages(int argc, char **argv)
 	const char *was = getenv(HUGE_WAS), *t = getenv("GLIBC_TUNABLES");
 	char *tun = t ? strdup(t) : NULL, *v = NULL, *w = NULL;
 
+	/* started again (only then does the tunable end GLIBC_TUNABLES): the
+	 * variable as the caller had it (HUGE_WAS "" when unset, else "=" and
+	 * its value); a HUGE_WAS the caller left lying about is dropped */
+	if (was && !(t && strlen(t) >= strlen(HUGE_TUNABLE) &&
+		     !strcmp(t + strlen(t) - strlen(HUGE_TUNABLE), HUGE_TUNABLE))) {
+		unsetenv(HUGE_WAS);
+		was = NULL;
+	}
 	if (was) {
-		/* started again: the variable as the caller had it (HUGE_WAS
-		 * "" when unset, else "=" and its value) */
 		if (was[0] == '=')
 			setenv("GLIBC_TUNABLES", was + 1, 1);
 		else
@@ -1103,7 +1110,9 @@ static void huge_pages(int argc, char **argv)
 		unsetenv(HUGE_WAS);
 		goto out;
 	}
-	if ((t && !tun) || (tun && strstr(tun, "glibc.malloc.hugetlb")) ||
+	/* (AT_BASE 0: run by the dynamic loader named as the program, which
+	 * /proc/self/exe is then) */
+	if ((t && !tun) || (tun && strstr(tun, "glibc.malloc.hugetlb")) || !getauxval(AT_BASE) ||
 	    !bulk_command(argc, argv) || !thp_madvise())
 		goto out;
 	if (asprintf(&w, "%s%s", tun ? "=" : "", tun ? tun : "") < 0) {

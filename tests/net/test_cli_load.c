@@ -153,6 +153,29 @@ static long peak_kib(const char *args)
 	return kib;
 }
 
+/* `rule show` of a long block walks its index a chunk of keys a bpf()
+ * call, not a key a call: about one call a rule (its lookup) in all */
+Test(cli_load, rule_show_walks_the_index_in_chunks, .timeout = 300)
+{
+	char rules[96], *o = NULL;
+	int calls;
+
+	cr_assert_eq(t_sh(&o, "strace -V"), 0, "strace is needed (apt-get install strace)");
+	free(o);
+	snprintf(rules, sizeof(rules), "%s/r.rules", dir);
+	rules_file(rules, 10000, 1);
+	XT_OK("block add b capacity 12000");
+	XT_OK("rule load b %s", rules);
+	calls = bpf_calls("rule show b");
+	cr_assert_lt(calls, 11000, "rule show of 10,000 rules: %d bpf() calls", calls);
+	/* every rule once, in (prio, handle) order */
+	cr_assert_eq(t_sh(&o, "%s rule show b | awk '/^handle/ { n++; if ($4 < p || ($4 == p && "
+			  "$2 <= h)) bad++; p = $4; h = $2 } END { print n + 0, bad + 0 }'",
+			  getenv("XTCAM_BIN")), 0, "%s", o);
+	cr_assert_str_eq(o, "10000 0\n");
+	free(o);
+}
+
 /* the execve() calls of `xtcam ARGS` run with environment ENV, each
  * line of strace's in *out */
 static int execs(char **out, const char *env, const char *args)

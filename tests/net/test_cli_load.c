@@ -234,6 +234,13 @@ Test(cli_load, a_big_load_runs_with_huge_pages, .timeout = 300)
 	cr_assert(strstr(x, "GLIBC_TUNABLES=glibc.malloc.check=0:glibc.malloc.hugetlb=1"),
 		  "%s", x);
 	free(x);
+	/* a big file on standard input, and --batch=FILE */
+	snprintf(args, sizeof(args), "rule load b - < %s", rules);
+	cr_assert_eq(execs(&x, "", args), 2, "%s", x);
+	free(x);
+	snprintf(args, sizeof(args), "--batch=%s", batch);
+	cr_assert_eq(execs(&x, "", args), 2, "%s", x);
+	free(x);
 	/* a stray variable of the restart's own does not stop it */
 	snprintf(args, sizeof(args), "rule load b %s", rules);
 	cr_assert_eq(execs(&x, "XTCAM_GLIBC_TUNABLES_WAS==glibc.malloc.check=0", args), 2, "%s", x);
@@ -247,7 +254,7 @@ Test(cli_load, a_big_load_runs_with_huge_pages, .timeout = 300)
 	snprintf(args, sizeof(args), "rule load b %s", rules);
 	cr_assert_eq(execs(&x, "GLIBC_TUNABLES=glibc.malloc.hugetlb=0", args), 1, "%s", x);
 	free(x);
-	cr_assert_eq(rules_of("b"), 1200);
+	cr_assert_eq(rules_of("b"), 1500);
 }
 
 /* the rules of a load are held packed and not copied again and again:

@@ -1044,11 +1044,20 @@ static int set_wait(const char *arg)
 #define HUGE_WAS     "XTCAM_GLIBC_TUNABLES_WAS"
 #define HUGE_FILE    (4 << 20)
 
+/* path, or standard input for "-" (what is left of it), a regular file
+ * of at least HUGE_FILE */
 static bool big_file(const char *path)
 {
 	struct stat s;
+	off_t at = 0;
 
-	return !stat(path, &s) && S_ISREG(s.st_mode) && s.st_size >= HUGE_FILE;
+	if (!strcmp(path, "-")) {
+		if (fstat(0, &s) || (at = lseek(0, 0, SEEK_CUR)) < 0)
+			return false;
+	} else if (stat(path, &s)) {
+		return false;
+	}
+	return S_ISREG(s.st_mode) && s.st_size - at >= HUGE_FILE;
 }
 
 /* rule load, apply, restore, import or -batch of a big file */
@@ -1060,6 +1069,8 @@ static bool bulk_command(int argc, char **argv)
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-batch") || !strcmp(argv[i], "--batch"))
 			return i + 1 < argc && big_file(argv[i + 1]);
+		if (!strncmp(argv[i], "--batch=", 8))
+			return big_file(argv[i] + 8);
 		if (!strcmp(argv[i], "-w") || !strcmp(argv[i], "--wait"))
 			i++;
 	}

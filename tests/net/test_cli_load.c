@@ -53,6 +53,11 @@ static void rules_file(const char *path, int n, int b)
 	fclose(f);
 }
 
+static void need_strace(void)
+{
+	cr_assert_eq(t_sh(NULL, "strace -V"), 0, "strace is needed (apt-get install strace)");
+}
+
 /* the bpf() calls of `xtcam ARGS` */
 static int bpf_calls(const char *args)
 {
@@ -88,8 +93,7 @@ Test(cli_load, load_into_a_full_block_reads_none_of_its_rules, .timeout = 300)
 	char big[96], small[96], clash[96], args[160], *o = NULL;
 	int full, empty;
 
-	cr_assert_eq(t_sh(&o, "strace -V"), 0, "strace is needed (apt-get install strace)");
-	free(o);
+	need_strace();
 	snprintf(big, sizeof(big), "%s/big.rules", dir);
 	snprintf(small, sizeof(small), "%s/small.rules", dir);
 	snprintf(clash, sizeof(clash), "%s/clash.rules", dir);
@@ -160,8 +164,7 @@ Test(cli_load, rule_show_walks_the_index_in_chunks, .timeout = 300)
 	char rules[96], *o = NULL;
 	int calls;
 
-	cr_assert_eq(t_sh(&o, "strace -V"), 0, "strace is needed (apt-get install strace)");
-	free(o);
+	need_strace();
 	snprintf(rules, sizeof(rules), "%s/r.rules", dir);
 	rules_file(rules, 10000, 1);
 	XT_OK("block add b capacity 12000");
@@ -208,12 +211,11 @@ static void pad(const char *path)
  * started again */
 Test(cli_load, a_big_load_runs_with_huge_pages, .timeout = 300)
 {
-	char rules[96], small[96], batch[96], args[160], *o = NULL, *x = NULL;
+	char rules[96], small[96], batch[96], args[160], *x = NULL;
 
 	if (t_sh(NULL, "grep -q '\\[madvise\\]' /sys/kernel/mm/transparent_hugepage/enabled"))
 		cr_skip_test("transparent huge pages are not \"madvise\" here");
-	cr_assert_eq(t_sh(&o, "strace -V"), 0, "strace is needed (apt-get install strace)");
-	free(o);
+	need_strace();
 	snprintf(rules, sizeof(rules), "%s/r.rules", dir);
 	snprintf(small, sizeof(small), "%s/s.rules", dir);
 	snprintf(batch, sizeof(batch), "%s/b.batch", dir);

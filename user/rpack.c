@@ -5,9 +5,11 @@
  * and handle) is always there, so that both are at a fixed place.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "rpack.h"
 
 #define NWORDS (sizeof(struct xtcam_rule) / 8)
@@ -27,6 +29,62 @@ void xtcam_rpack_init(struct xtcam_rpack *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* a packed rule's most bytes: its word of bits and all its words */
+#define PACKED_MAX (8 * (NWORDS + 1))
+#define HUGE_PAGE ((size_t)2 << 20)
+
+static size_t round_up(size_t x, size_t a)
+{
+	return (x + a - 1) / a * a;
+}
+
+int xtcam_rpack_reserve(struct xtcam_rpack *p, size_t n)
+{
+	size_t room, offs;
+	unsigned char *m;
+
+	if (!n || n > SIZE_MAX / 4 / PACKED_MAX)
+		return -ENOMEM;
+	/* (an append aligns what it moves in to a huge page) */
+	room = round_up(n * PACKED_MAX + 2 * HUGE_PAGE, HUGE_PAGE);
+	offs = round_up(n * sizeof(*p->off), HUGE_PAGE);
+	m = mmap(NULL, room + offs, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return -ENOMEM;
+	/* where the kernel gives huge pages on request: fewer faults */
+	madvise(m, room + offs, MADV_HUGEPAGE);
+	p->buf = m;
+	p->cap = room;
+	p->off = (size_t *)(m + room);
+	p->ncap = n;
+	p->mapped = room + offs;
+	return 0;
+}
+
+/* p's rules into malloc's memory, with room for more; its mapping unmapped */
+static int unmap_pack(struct xtcam_rpack *p)
+{
+	size_t cap = 2 * p->len + PACKED_MAX, ncap = 2 * p->ncap + 1;
+	unsigned char *b = malloc(cap);
+	size_t *o = malloc(ncap * sizeof(*o));
+
+	if (!b || !o) {
+		free(b);
+		free(o);
+		return -ENOMEM;
+	}
+	memcpy(b, p->buf, p->len);
+	memcpy(o, p->off, p->n * sizeof(*o));
+	munmap(p->buf, p->mapped);
+	p->buf = b;
+	p->cap = cap;
+	p->off = o;
+	p->ncap = ncap;
+	p->mapped = 0;
+	return 0;
+}
+
 int xtcam_rpack_add(struct xtcam_rpack *p, const struct xtcam_rule *r)
 {
 	__u64 w[NWORDS], bits = 1;
@@ -38,6 +96,8 @@ int xtcam_rpack_add(struct xtcam_rpack *p, const struct xtcam_rule *r)
 	for (i = 1; i < NWORDS; i++)
 		if (w[i])
 			bits |= 1ull << i;
+	if (p->mapped && (p->n == p->ncap || p->cap - p->len < sizeof(w) + 8) && unmap_pack(p))
+		return -ENOMEM;
 	if (p->n == p->ncap) {
 		size_t c = p->ncap ? 2 * p->ncap : 4096;
 		size_t *o = realloc(p->off, c * sizeof(*o));
@@ -62,6 +122,76 @@ int xtcam_rpack_add(struct xtcam_rpack *p, const struct xtcam_rule *r)
 		if (bits & (1ull << i))
 			memcpy(p->buf + p->len + 8 * ++k, &w[i], 8);
 	p->len += 8 * (k + 1);
+	if (r->handle) {
+		p->nhandles++;
+		if (r->handle > p->max_handle)
+			p->max_handle = r->handle;
+	}
+	return 0;
+}
+
+/* b's bytes moved after a's as pages, at a huge page's boundary (*at): no
+ * copy; how many bytes of b's mapping went, 0 for none */
+static size_t move_pages(struct xtcam_rpack *a, struct xtcam_rpack *b, size_t *at)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = round_up(b->len, page);
+
+	*at = round_up(a->len, HUGE_PAGE);
+	if (!a->mapped || !b->mapped || !len || a->cap < *at || a->cap - *at < len ||
+	    a->ncap - a->n < b->n)
+		return 0;
+	if (mremap(b->buf, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, a->buf + *at) == MAP_FAILED)
+		return 0;
+	return len;
+}
+
+int xtcam_rpack_append(struct xtcam_rpack *a, struct xtcam_rpack *b)
+{
+	size_t i, at, moved;
+
+	if (a->base || b->base)
+		return -EINVAL;
+	moved = move_pages(a, b, &at);
+	if (!moved) {
+		/* the bytes copied: into a's room, or a's memory grown */
+		at = a->len;
+		if ((a->cap - a->len < b->len || a->ncap - a->n < b->n) && a->mapped &&
+		    unmap_pack(a))
+			return -ENOMEM;
+		if (a->cap - a->len < b->len) {
+			unsigned char *buf = realloc(a->buf, a->len + b->len);
+
+			if (!buf)
+				return -ENOMEM;
+			a->buf = buf;
+			a->cap = a->len + b->len;
+		}
+		if (a->ncap - a->n < b->n) {
+			size_t *off = realloc(a->off, (a->n + b->n) * sizeof(*off));
+
+			if (!off)
+				return -ENOMEM;
+			a->off = off;
+			a->ncap = a->n + b->n;
+		}
+		if (b->len)
+			memcpy(a->buf + a->len, b->buf, b->len);
+	}
+	for (i = 0; i < b->n; i++)
+		a->off[a->n + i] = at + b->off[i];
+	a->n += b->n;
+	a->len = at + b->len;
+	a->nhandles += b->nhandles;
+	if (b->max_handle > a->max_handle)
+		a->max_handle = b->max_handle;
+	if (moved) {
+		/* what is left of b's mapping: the rest of its room, its offs
+		 * (the range moved is a's now) */
+		munmap(b->buf + moved, b->mapped - moved);
+		memset(b, 0, sizeof(*b));
+		return 0;
+	}
+	xtcam_rpack_free(b);
 	return 0;
 }
 
@@ -78,8 +208,8 @@ int xtcam_rpack_seal(struct xtcam_rpack *p)
 	a = mmap(NULL, sz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (a == MAP_FAILED)
 		return -ENOMEM;
-	/* no room to grow any more */
-	if (p->len) {
+	/* no room to grow any more (a mapping's room: untouched pages) */
+	if (p->len && !p->mapped) {
 		unsigned char *b = realloc(p->buf, p->len);
 
 		if (b) {
@@ -104,8 +234,12 @@ void xtcam_rpack_free(struct xtcam_rpack *p)
 		}
 	if (p->base)
 		munmap(p->base, p->nbase * sizeof(struct xtcam_rule));
-	free(p->buf);
-	free(p->off);
+	if (p->mapped) {
+		munmap(p->buf, p->mapped);
+	} else {
+		free(p->buf);
+		free(p->off);
+	}
 	memset(p, 0, sizeof(*p));
 }
 

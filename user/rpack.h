@@ -19,16 +19,29 @@
 
 struct xtcam_rpack {
 	unsigned char *buf;     /* the packed rules, one after another */
-	size_t len, cap;
+	size_t len, cap;        /* (a joined pack: an untouched gap between its parts) */
 	size_t *off;            /* rule i at buf + off[i] */
 	size_t n, ncap;
 	struct xtcam_rule *base;        /* the rules' addresses (no access) */
 	size_t nbase;
+	__u32 max_handle;       /* the highest handle of the rules added */
+	size_t nhandles;        /* how many of them had one (not 0) */
+	size_t mapped;          /* buf and off in one mapping of this size (0: malloc's) */
 };
 
 void xtcam_rpack_init(struct xtcam_rpack *p);
+/*
+ * Room for up to n rules reserved in address space only (pages are taken
+ * as rules are written): adds never move what is there, and an append of
+ * one such pack to another moves pages instead of bytes.  p: just
+ * initialised.  A pack that outgrows its room goes on in malloc's memory.
+ * -ENOMEM: no room (p grows as it would without).
+ */
+int xtcam_rpack_reserve(struct xtcam_rpack *p, size_t n);
 /* append a copy of r; -ENOMEM */
 int xtcam_rpack_add(struct xtcam_rpack *p, const struct xtcam_rule *r);
+/* b's rules after a's, b freed; -ENOMEM (both as they were) */
+int xtcam_rpack_append(struct xtcam_rpack *a, struct xtcam_rpack *b);
 /* The rules' addresses, from here until xtcam_rpack_free (no rule added
  * after): xtcam_rpack_rule(p, i).  -ENOMEM, -ENOSPC (too many packs). */
 int xtcam_rpack_seal(struct xtcam_rpack *p);

@@ -102,3 +102,63 @@ Test(rpack, a_host_rule_takes_under_96_bytes)
 		     (p.len + p.n * sizeof(*p.off)) / N);
 	xtcam_rpack_free(&p);
 }
+
+static void parse_nth(size_t i, struct xtcam_rule *r)
+{
+	char line[160], err[256];
+
+	snprintf(line, sizeof(line), "%s", lines[i % 5]);
+	cr_assert_eq(xtcam_rule_parse_line(line, r, NULL, err, sizeof(err)), 0, "%s", err);
+	r->prio = 1 + (__u32)(i % 60000);
+	if (i % 7 == 3)
+		r->handle = (__u32)(1000 + i);
+}
+
+/* two halves of a file, each packed in room reserved for the whole file,
+ * joined: every rule as it went in, in order; the handles given counted */
+static void join_halves(size_t n, size_t room_a, size_t room_b)
+{
+	struct xtcam_rpack a, b;
+	struct xtcam_rule r, out;
+	size_t i, given = 0;
+	__u32 maxh = 0;
+
+	xtcam_rpack_init(&a);
+	xtcam_rpack_init(&b);
+	if (room_a)
+		cr_assert_eq(xtcam_rpack_reserve(&a, room_a), 0);
+	if (room_b)
+		cr_assert_eq(xtcam_rpack_reserve(&b, room_b), 0);
+	for (i = 0; i < n; i++) {
+		parse_nth(i, &r);
+		given += r.handle != 0;
+		maxh = r.handle > maxh ? r.handle : maxh;
+		cr_assert_eq(xtcam_rpack_add(i < n / 3 ? &a : &b, &r), 0);
+	}
+	cr_assert_eq(xtcam_rpack_append(&a, &b), 0);
+	cr_assert_eq(b.n, 0);
+	cr_assert_eq(a.n, n);
+	cr_assert_eq(a.nhandles, given);
+	cr_assert_eq(a.max_handle, maxh);
+	cr_assert_eq(xtcam_rpack_seal(&a), 0);
+	for (i = 0; i < n; i++) {
+		parse_nth(i, &r);
+		xtcam_rpack_get(&a, i, &out);
+		cr_assert(!memcmp(&out, &r, sizeof(r)), "rule %zu: changed by the join", i);
+	}
+	xtcam_rpack_free(&a);
+}
+
+Test(rpack, halves_in_reserved_room_join_in_order)
+{
+	join_halves(50000, 50000, 50000);
+}
+
+Test(rpack, a_pack_that_outgrows_its_room_goes_on)
+{
+	/* more rules than either's room: both go on in malloc's memory */
+	join_halves(3000, 100, 100);
+	/* one reserved, one not, each way */
+	join_halves(3000, 3000, 0);
+	join_halves(3000, 0, 3000);
+}

@@ -34,7 +34,6 @@ static void parse_part(struct part *p)
 	ssize_t got;
 	int e;
 
-	xtcam_rpack_init(&p->pack);
 	memset(&p->res, 0, sizeof(p->res));
 	while (p->end < 0 || p->at < p->end) {
 		struct xtcam_rule r;
@@ -125,37 +124,6 @@ none:
 	return NULL;
 }
 
-/* b's rules after a's; b emptied */
-static int pack_append(struct xtcam_rpack *a, struct xtcam_rpack *b)
-{
-	size_t i;
-
-	if (a->cap - a->len < b->len) {
-		unsigned char *buf = realloc(a->buf, a->len + b->len);
-
-		if (!buf)
-			return -ENOMEM;
-		a->buf = buf;
-		a->cap = a->len + b->len;
-	}
-	if (a->ncap - a->n < b->n) {
-		size_t *off = realloc(a->off, (a->n + b->n) * sizeof(*off));
-
-		if (!off)
-			return -ENOMEM;
-		a->off = off;
-		a->ncap = a->n + b->n;
-	}
-	if (b->len)
-		memcpy(a->buf + a->len, b->buf, b->len);
-	for (i = 0; i < b->n; i++)
-		a->off[a->n + i] = a->len + b->off[i];
-	a->n += b->n;
-	a->len += b->len;
-	xtcam_rpack_free(b);
-	return 0;
-}
-
 void cli_rules_parse(FILE *f, size_t lines, const struct xtcam_block_spec *spec,
 		     struct xtcam_rpack *out, struct cli_rload *res)
 {
@@ -165,17 +133,27 @@ void cli_rules_parse(FILE *f, size_t lines, const struct xtcam_block_spec *spec,
 	pthread_t th;
 	bool two = false;
 
+	/* (room for the whole file in each: a pack that grows by realloc
+	 * copies itself, and the second half would be copied after the first) */
+	xtcam_rpack_init(&a.pack);
+	xtcam_rpack_init(&b.pack);
+	if (lines)
+		xtcam_rpack_reserve(&a.pack, lines);
 	a.at = ftello(f);
 	if (lines >= SPLIT_MIN && a.at >= 0) {
 		off_t mid = 0;
 
 		b.f = second_half(f, a.at, &mid);
 		b.at = mid;
+		if (b.f)
+			xtcam_rpack_reserve(&b.pack, lines);
 		/* (b.at is the thread's from its start) */
 		if (b.f && !pthread_create(&th, NULL, part_thread, &b)) {
 			two = true;
 			a.end = mid;
 			a.scale = 2;
+		} else {
+			xtcam_rpack_free(&b.pack);
 		}
 	}
 	parse_part(&a);
@@ -196,7 +174,7 @@ void cli_rules_parse(FILE *f, size_t lines, const struct xtcam_block_spec *spec,
 		xtcam_rpack_free(out);
 		return;
 	}
-	if (pack_append(out, &b.pack)) {
+	if (xtcam_rpack_append(out, &b.pack)) {
 		xtcam_rpack_free(out);
 		xtcam_rpack_free(&b.pack);
 		res->why = CLI_RLOAD_NOMEM;

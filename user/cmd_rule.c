@@ -960,9 +960,19 @@ int xtcam_cmd_rule_load_pack(struct xtcam_ctx *c, const char *block, struct xtca
 	if (e)
 		return e;
 	next = rec.max_handle;
-	for (i = 0; i < n; i++)
-		if (xtcam_rpack_handle(p, i) > next)
-			next = xtcam_rpack_handle(p, i);
+	if (!p->nhandles) {
+		/* no handle given: the file's order is the handles' */
+		if (n > UINT32_MAX - next) {
+			xtcam_set_err(err, errlen, "block %s: no handle left", block);
+			return -ERANGE;
+		}
+		for (i = 0; i < n; i++)
+			xtcam_rpack_set_handle(p, i, next + 1 + (__u32)i);
+		hx = NULL;
+		goto seal;
+	}
+	if (p->max_handle > next)
+		next = p->max_handle;
 	hx = malloc((n + 1) * sizeof(*hx));
 	if (!hx)
 		return -ENOMEM;
@@ -988,6 +998,7 @@ int xtcam_cmd_rule_load_pack(struct xtcam_ctx *c, const char *block, struct xtca
 			free(hx);
 			return -EEXIST;
 		}
+seal:
 	e = xtcam_rpack_seal(p);
 	sorted = e ? NULL : malloc((n + 1) * sizeof(*sorted));
 	if (!e && !sorted)
@@ -998,7 +1009,7 @@ int xtcam_cmd_rule_load_pack(struct xtcam_ctx *c, const char *block, struct xtca
 		return e;
 	}
 	for (i = 0; i < n; i++)
-		sorted[i] = xtcam_rpack_rule(p, hx[i].i);
+		sorted[i] = xtcam_rpack_rule(p, hx ? hx[i].i : i);
 	free(hx);
 	/* the CLI's load: a big one returns at its commit point */
 	c->finisher = true;

@@ -783,6 +783,28 @@ Test(cli, messages_one_prefix_and_names_escaped)
 	cr_assert(strstr(o, "xtcam: rule load: block b: handle 1 is in use (nothing loaded) (EEXIST)"),
 		  "%s", o);
 	free(o);
+	/* the handles after the highest run out: nothing loaded, with or
+	 * without a handle in the file; the last one left is taken */
+	XT_OK("rule add b prio 1 handle 4294967294 action drop");
+	write_file(path, "prio 2 action drop\nprio 3 action drop\n",
+		   strlen("prio 2 action drop\nprio 3 action drop\n"));
+	cr_assert_eq(t_xtcam(&o, "rule load b %s", path), 1);
+	cr_assert(strstr(o, "xtcam: rule load: block b: no handle left (nothing loaded) (ERANGE)"),
+		  "%s", o);
+	free(o);
+	write_file(path, "prio 2 handle 9 action drop\nprio 3 action drop\nprio 4 action drop\n",
+		   strlen("prio 2 handle 9 action drop\nprio 3 action drop\nprio 4 action drop\n"));
+	cr_assert_eq(t_xtcam(&o, "rule load b %s", path), 1);
+	cr_assert(strstr(o, "xtcam: rule load: block b: no handle left (nothing loaded) (ERANGE)"),
+		  "%s", o);
+	free(o);
+	cr_assert_eq(t_xtcam(&o, "-j block show b"), 0, "%s", o);
+	cr_assert_eq(t_json_ll(o, "0.rules"), 2, "%s", o);
+	free(o);
+	write_file(path, "prio 2 action drop\n", strlen("prio 2 action drop\n"));
+	XT_OK("rule load b %s", path);
+	cr_assert_eq(t_xtcam(&o, "rule show b handle 4294967295"), 0, "%s", o);
+	free(o);
 	unlink(path);
 	/* a tab, an escape sequence */
 	cr_assert_eq(t_xtcam(&o, "bind b dev \"$(printf 'a\\tb\\033[2J')\""), 1, "%s", o);

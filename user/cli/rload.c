@@ -133,11 +133,12 @@ void cli_rules_parse(FILE *f, size_t lines, const struct xtcam_block_spec *spec,
 	pthread_t th;
 	bool two = false;
 
-	/* (room for the whole file in each: a pack that grows by realloc
-	 * copies itself, and the second half would be copied after the first) */
+	/* (a long file: room for all of it in each, as a pack that grows by
+	 * realloc copies itself, and the second half would be copied after
+	 * the first; a short one grows in malloc's memory, a few pages) */
 	xtcam_rpack_init(&a.pack);
 	xtcam_rpack_init(&b.pack);
-	if (lines)
+	if (lines >= SPLIT_MIN)
 		xtcam_rpack_reserve(&a.pack, lines);
 	a.at = ftello(f);
 	if (lines >= SPLIT_MIN && a.at >= 0) {

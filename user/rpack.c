@@ -140,8 +140,15 @@ static size_t move_pages(struct xtcam_rpack *a, struct xtcam_rpack *b, size_t *a
 	if (!a->mapped || !b->mapped || !len || a->cap < *at || a->cap - *at < len ||
 	    a->ncap - a->n < b->n)
 		return 0;
-	if (mremap(b->buf, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, a->buf + *at) == MAP_FAILED)
+	if (mremap(b->buf, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, a->buf + *at) == MAP_FAILED) {
+		/* the kernel may have unmapped the target before failing: the
+		 * range is a's room, put back before anything is copied there
+		 * (or else a's room ends where it starts) */
+		if (mmap(a->buf + *at, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED)
+			a->cap = *at;
 		return 0;
+	}
 	return len;
 }
 

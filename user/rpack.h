@@ -24,8 +24,9 @@ struct xtcam_rpack {
 	size_t n, ncap;
 	struct xtcam_rule *base;        /* the rules' addresses (no access) */
 	size_t nbase;
-	__u32 max_handle;       /* the highest handle of the rules added */
-	size_t nhandles;        /* how many of them had one (not 0) */
+	__u32 max_handle;       /* the highest handle of the rules as added */
+	size_t nhandles;        /* how many of them had one (not 0); neither
+				 * follows xtcam_rpack_set_handle */
 	size_t mapped;          /* buf and off in one mapping of this size (0: malloc's) */
 };
 

@@ -120,8 +120,9 @@ static void join_halves(size_t n, size_t room_a, size_t room_b)
 {
 	struct xtcam_rpack a, b;
 	struct xtcam_rule r, out;
-	size_t i, given = 0;
+	size_t i, given = 0, la, lb;
 	__u32 maxh = 0;
+	bool moved;
 
 	xtcam_rpack_init(&a);
 	xtcam_rpack_init(&b);
@@ -135,7 +136,17 @@ static void join_halves(size_t n, size_t room_a, size_t room_b)
 		maxh = r.handle > maxh ? r.handle : maxh;
 		cr_assert_eq(xtcam_rpack_add(i < n / 3 ? &a : &b, &r), 0);
 	}
+	la = a.len;
+	lb = b.len;
+	moved = a.mapped && b.mapped;
 	cr_assert_eq(xtcam_rpack_append(&a, &b), 0);
+	/* two reserved packs: b's pages moved in at a huge page's boundary
+	 * of a's room (a copy would have put them at la) */
+	if (moved)
+		cr_assert_eq(a.len, (la + (2u << 20) - 1) / (2u << 20) * (2u << 20) + lb,
+			     "b copied, not moved: len %zu (a's %zu, b's %zu)", a.len, la, lb);
+	else
+		cr_assert_eq(a.len, la + lb);
 	cr_assert_eq(b.n, 0);
 	cr_assert_eq(a.n, n);
 	cr_assert_eq(a.nhandles, given);
@@ -152,6 +163,9 @@ static void join_halves(size_t n, size_t room_a, size_t room_b)
 Test(rpack, halves_in_reserved_room_join_in_order)
 {
 	join_halves(50000, 50000, 50000);
+	/* an empty first half, both empty */
+	join_halves(2, 3000, 3000);
+	join_halves(0, 3000, 3000);
 }
 
 Test(rpack, a_pack_that_outgrows_its_room_goes_on)

@@ -742,6 +742,20 @@ Test(cli, extra_words_are_errors_and_show_takes_a_handle)
 	free(o);
 }
 
+/* `rule load b` of path (text written first, unless NULL) fails with
+ * "xtcam: rule load: block b: " and msg */
+static void load_refused(const char *path, const char *text, const char *msg)
+{
+	char want[256], *o = NULL;
+
+	if (text)
+		write_file(path, text, strlen(text));
+	snprintf(want, sizeof(want), "xtcam: rule load: block b: %s", msg);
+	cr_assert_eq(t_xtcam(&o, "rule load b %s", path), 1, "%s", o);
+	cr_assert(strstr(o, want), "%s", o);
+	free(o);
+}
+
 /* Error messages: one prefix, names from the command line with their
  * control characters escaped. */
 Test(cli, messages_one_prefix_and_names_escaped)
@@ -773,31 +787,17 @@ Test(cli, messages_one_prefix_and_names_escaped)
 		assert_one_prefix(cmds[i], o);
 		free(o);
 	}
-	cr_assert_eq(t_xtcam(&o, "rule load b %s", path), 1);
-	cr_assert(strstr(o, "xtcam: rule load: block b: handle 2 given twice (nothing loaded) (EEXIST)"),
-		  "%s", o);
-	free(o);
+	load_refused(path, NULL, "handle 2 given twice (nothing loaded) (EEXIST)");
 	/* a rule with handle 1 exists: the file's is in use */
-	write_file(path, "prio 2 handle 1 action drop\n", strlen("prio 2 handle 1 action drop\n"));
-	cr_assert_eq(t_xtcam(&o, "rule load b %s", path), 1);
-	cr_assert(strstr(o, "xtcam: rule load: block b: handle 1 is in use (nothing loaded) (EEXIST)"),
-		  "%s", o);
-	free(o);
+	load_refused(path, "prio 2 handle 1 action drop\n",
+		     "handle 1 is in use (nothing loaded) (EEXIST)");
 	/* the handles after the highest run out: nothing loaded, with or
 	 * without a handle in the file; the last one left is taken */
 	XT_OK("rule add b prio 1 handle 4294967294 action drop");
-	write_file(path, "prio 2 action drop\nprio 3 action drop\n",
-		   strlen("prio 2 action drop\nprio 3 action drop\n"));
-	cr_assert_eq(t_xtcam(&o, "rule load b %s", path), 1);
-	cr_assert(strstr(o, "xtcam: rule load: block b: no handle left (nothing loaded) (ERANGE)"),
-		  "%s", o);
-	free(o);
-	write_file(path, "prio 2 handle 9 action drop\nprio 3 action drop\nprio 4 action drop\n",
-		   strlen("prio 2 handle 9 action drop\nprio 3 action drop\nprio 4 action drop\n"));
-	cr_assert_eq(t_xtcam(&o, "rule load b %s", path), 1);
-	cr_assert(strstr(o, "xtcam: rule load: block b: no handle left (nothing loaded) (ERANGE)"),
-		  "%s", o);
-	free(o);
+	load_refused(path, "prio 2 action drop\nprio 3 action drop\n",
+		     "no handle left (nothing loaded) (ERANGE)");
+	load_refused(path, "prio 2 handle 9 action drop\nprio 3 action drop\nprio 4 action drop\n",
+		     "no handle left (nothing loaded) (ERANGE)");
 	cr_assert_eq(t_xtcam(&o, "-j block show b"), 0, "%s", o);
 	cr_assert_eq(t_json_ll(o, "0.rules"), 2, "%s", o);
 	free(o);
